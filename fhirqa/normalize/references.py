@@ -1,0 +1,61 @@
+"""Reference normalization: every reference becomes relative ``Type/id`` so views can join.
+
+Bundles from Synthea and from transactions refer to each other by ``fullUrl`` (``urn:uuid:…``);
+servers return absolute URLs (``https://host/fhir/Patient/1``). Both are rewritten at ingest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from importlib import resources as _resources
+from typing import Any
+
+_ABSOLUTE = re.compile(r"^(?:https?://[^?#]*/)?([A-Z][A-Za-z]+)/([A-Za-z0-9\-.]{1,64})(?:/_history/[^/]+)?$")
+
+
+@lru_cache(maxsize=1)
+def resource_types() -> frozenset[str]:
+    """The FHIR R4/R4B resource type names fhirqa accepts (data file ``normalize/data/resource_types.txt``)."""
+    text = _resources.files("fhirqa.normalize").joinpath("data/resource_types.txt").read_text("utf-8")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
+
+
+def relative_reference(reference: str) -> str | None:
+    """``Type/id`` for a relative or absolute literal reference to a known resource type, else None.
+
+    >>> relative_reference("https://example.org/fhir/Patient/123/_history/2")
+    'Patient/123'
+    >>> relative_reference("urn:uuid:0f3b") is None
+    True
+    """
+    match = _ABSOLUTE.match(reference)
+    if match and match.group(1) in resource_types():
+        return f"{match.group(1)}/{match.group(2)}"
+    return None
+
+
+def rewrite_references(node: Any, full_urls: Mapping[str, str], dangling: list[str], path: str = "") -> None:
+    """Rewrite, in place, every ``reference`` under ``node`` to ``Type/id``.
+
+    ``full_urls`` maps a bundle's fullUrls to ``Type/id``. References that look local to a bundle
+    (``urn:uuid:``/``urn:oid:``) but are not in it are left as they are and reported in ``dangling``
+    with their path, so the caller can warn without losing the record.
+    """
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "reference" and isinstance(value, str):
+                resolved = full_urls.get(value)
+                if resolved is None and not value.startswith(("#", "urn:")) and "?" not in value:
+                    resolved = relative_reference(value)
+                if resolved is not None:
+                    node[key] = resolved
+                elif value.startswith("urn:"):
+                    dangling.append(f"{path}.reference={value}" if path else f"reference={value}")
+            elif isinstance(value, dict | list):
+                rewrite_references(value, full_urls, dangling, f"{path}.{key}" if path else key)
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            if isinstance(item, dict | list):
+                rewrite_references(item, full_urls, dangling, f"{path}[{index}]")

@@ -1,0 +1,29 @@
+"""Where the project's data folders live: ``mappings/``, ``views/``, ``skills/``, ``tools/``.
+
+They sit beside the package in a checkout (the README installs fhirqa editable); ``FHIRQA_HOME``
+points elsewhere for deployments that keep them apart from the code.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fhirqa.errors import FhirqaError
+
+
+def project_dir() -> Path:
+    """The folder holding ``mappings/`` and ``views/``."""
+    override = os.environ.get("FHIRQA_HOME")
+    base = Path(override) if override else Path(__file__).resolve().parent.parent
+    if not (base / "mappings").is_dir():
+        raise FhirqaError(
+            f"cannot find the mappings/ folder under {base}; install fhirqa from a checkout "
+            "(pip install -e .) or set FHIRQA_HOME to the folder that holds mappings/ and views/"
+        )
+    return base
+
+
+def data_dir(name: str) -> Path:
+    """One of the project's data folders by name (``mappings``, ``views``, ``skills``, ``tools``)."""
+    return project_dir() / name

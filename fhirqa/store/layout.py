@@ -1,0 +1,124 @@
+"""The on-disk layout of a store and its manifest, the single pointer that makes commits atomic.
+
+```
+DB/
+  manifest.json          which Parquet file holds each table part (replaced atomically)
+  gen/000007/…           files written by generation 7 (later generations reuse untouched ones)
+  quarantine/*.ndjson    records that were rejected, with the reason
+  tmp/                   staging of an ingest in progress (removed at the next ingest)
+  .lock                  held by the one writer
+```
+A reader opens ``manifest.json`` and sees one consistent generation; a writer prepares a whole
+generation, then swaps the manifest with ``os.replace``. A crash before the swap leaves the previous
+generation readable; the leftovers are removed by the next writer.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from fhirqa.errors import StoreError
+
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Manifest:
+    """Table parts of one generation: logical name (``resources/Observation``, ``view/observation``) → file."""
+
+    generation: int = 0
+    created: str = ""
+    tables: dict[str, str] = field(default_factory=dict)
+
+    def files(self, prefix: str) -> dict[str, str]:
+        """Parts whose logical name starts with ``prefix/``, keyed by the rest of the name."""
+        start = prefix + "/"
+        return {k[len(start) :]: v for k, v in self.tables.items() if k.startswith(start)}
+
+    def to_json(self) -> bytes:
+        """The manifest as JSON bytes."""
+        return orjson.dumps(
+            {"format": FORMAT_VERSION, "generation": self.generation, "created": self.created, "tables": self.tables},
+            option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
+        )
+
+
+def read_manifest(db: Path) -> Manifest:
+    """The current manifest of ``db`` (an empty one for a new store)."""
+    path = db / MANIFEST
+    if not path.exists():
+        return Manifest()
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise StoreError(f"{path}: corrupt manifest ({exc})") from exc
+    if data.get("format") != FORMAT_VERSION:
+        raise StoreError(f"{path}: store format {data.get('format')!r}, this fhirqa reads {FORMAT_VERSION}")
+    return Manifest(int(data["generation"]), str(data.get("created", "")), dict(data["tables"]))
+
+
+def write_manifest(db: Path, manifest: Manifest) -> None:
+    """Atomically replace the manifest (write, fsync, rename, fsync the folder)."""
+    manifest.created = datetime.now(UTC).isoformat(timespec="seconds")
+    tmp = db / (MANIFEST + ".tmp")
+    with tmp.open("wb") as handle:
+        handle.write(manifest.to_json())
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, db / MANIFEST)
+    dir_fd = os.open(db, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def generation_dir(db: Path, generation: int) -> Path:
+    """Folder of the files a generation writes."""
+    return db / "gen" / f"{generation:06d}"
+
+
+@contextmanager
+def writer_lock(db: Path) -> Iterator[None]:
+    """Hold the store's single-writer lock; fail at once with a clear message if another ingest runs."""
+    db.mkdir(parents=True, exist_ok=True)
+    handle = (db / ".lock").open("a+")
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise StoreError(f"{db}: another fhirqa process is writing to this store") from exc
+        yield
+    finally:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
+
+
+def collect_garbage(db: Path, manifest: Manifest) -> None:
+    """Remove generation files the manifest no longer references and any staging left by a crash.
+
+    Only a writer holding the lock calls this, after its own commit or before its own staging.
+    """
+    shutil.rmtree(db / "tmp", ignore_errors=True)
+    live = {(db / rel).resolve() for rel in manifest.tables.values()}
+    gen_root = db / "gen"
+    if not gen_root.exists():
+        return
+    for gen in gen_root.iterdir():
+        files = [p for p in gen.rglob("*") if p.is_file()]
+        if not any(p.resolve() in live for p in files):
+            shutil.rmtree(gen, ignore_errors=True)
+            continue
+        for path in files:
+            if path.resolve() not in live:
+                path.unlink(missing_ok=True)
