@@ -1,0 +1,66 @@
+-- Canonical view: note (decoded clinical text).
+-- One row per DocumentReference content attachment with inline text/plain or text/html data (or with a url:
+-- then text is NULL and url is kept), and one row per DiagnosticReport with presentedForm data and/or a
+-- conclusion. Source tables: map_document_reference, map_diagnostic_report.
+--
+-- DuckDB-specific expression (isolated, repeated in both branches): base64 -> UTF-8 text
+--     TRY(decode(from_base64(regexp_replace(data, '\s', '', 'g'))))
+-- from_base64 gives a BLOB, decode() reads it as UTF-8; TRY() yields NULL for invalid base64 or UTF-8.
+-- Other engines: Spark  CAST(unbase64(data) AS STRING);  Postgres  convert_from(decode(data, 'base64'), 'UTF8').
+-- HTML: tags are replaced by spaces (regexp_replace(..., '<[^>]*>', ' ', 'g')).
+SELECT
+    d.patient_id,
+    d.ref,
+    'DocumentReference' AS source,
+    coalesce(d.type_text, d.type_display, d.note_type_code) AS note_type,
+    d.note_type_code,
+    d.category,
+    TRY_CAST(coalesce(d.date, d.context_period_start) AS TIMESTAMPTZ) AS time,
+    d.status,
+    d.doc_status,
+    d.content_type,
+    CASE
+        WHEN d.data IS NULL THEN NULL
+        WHEN lower(d.content_type) LIKE 'text/plain%'
+            THEN TRY(decode(from_base64(regexp_replace(d.data, '\s', '', 'g'))))
+        WHEN lower(d.content_type) LIKE 'text/html%'
+            THEN regexp_replace(TRY(decode(from_base64(regexp_replace(d.data, '\s', '', 'g')))), '<[^>]*>', ' ', 'g')
+    END AS text,
+    d.url,
+    coalesce(d.title, d.description) AS title,
+    CAST(NULL AS VARCHAR) AS conclusion,
+    coalesce(d.author_display, d.author_ref) AS author,
+    d.encounter_ref
+FROM map_document_reference AS d
+WHERE (d.data IS NOT NULL
+       AND (lower(d.content_type) LIKE 'text/plain%' OR lower(d.content_type) LIKE 'text/html%'))
+   OR d.url IS NOT NULL
+UNION ALL
+SELECT
+    r.patient_id,
+    r.ref,
+    'DiagnosticReport' AS source,
+    coalesce(r.code_text, r.code_display, r.code) AS note_type,
+    r.code AS note_type_code,
+    r.category,
+    TRY_CAST(coalesce(r.effective_datetime, r.effective_period_start, r.issued) AS TIMESTAMPTZ) AS time,
+    r.status,
+    CAST(NULL AS VARCHAR) AS doc_status,
+    r.content_type,
+    coalesce(
+        CASE
+            WHEN r.data IS NULL THEN NULL
+            WHEN lower(r.content_type) LIKE 'text/plain%'
+                THEN TRY(decode(from_base64(regexp_replace(r.data, '\s', '', 'g'))))
+            WHEN lower(r.content_type) LIKE 'text/html%'
+                THEN regexp_replace(TRY(decode(from_base64(regexp_replace(r.data, '\s', '', 'g')))), '<[^>]*>', ' ', 'g')
+        END,
+        r.conclusion
+    ) AS text,
+    r.url,
+    CAST(NULL AS VARCHAR) AS title,
+    r.conclusion,
+    coalesce(r.author_display, r.author_ref) AS author,
+    r.encounter_ref
+FROM map_diagnostic_report AS r
+WHERE r.data IS NOT NULL OR r.conclusion IS NOT NULL

@@ -1,0 +1,25 @@
+-- Canonical view: procedure (one row per Procedure).
+-- Source tables: map_procedure (mappings/Procedure.json); map_condition for the name of a reasonReference.
+WITH condition_names AS (
+    SELECT ref, min(coalesce(code_text, code_display, code)) AS condition_name
+    FROM map_condition
+    GROUP BY ref
+)
+SELECT
+    p.patient_id,
+    p.ref,
+    coalesce(p.code_text, p.code_display, p.code) AS name,
+    p.code,
+    p.code_system,
+    p.status,
+    p.category,
+    TRY_CAST(coalesce(p.performed_datetime, p.performed_period_start) AS TIMESTAMPTZ) AS start_time,
+    TRY_CAST(p.performed_period_end AS TIMESTAMPTZ) AS end_time,
+    coalesce(p.reason_text, p.reason_display, p.reason_ref_display, c.condition_name) AS reason_name,
+    p.reason_code,
+    p.reason_ref,
+    coalesce(p.body_site_text, p.body_site_display) AS body_site,
+    p.outcome,
+    p.encounter_ref
+FROM map_procedure AS p
+LEFT JOIN condition_names AS c ON c.ref = p.reason_ref
