@@ -24,6 +24,7 @@ _DATE_KEYS = frozenset(
         "lastUpdated", "start", "end", "date",
     }
 )
+_REFERENCE_KEYS = frozenset({"subject", "patient", "encounter"})
 MAX_STRING = 16 * 1024 * 1024  # bytes; an inline PDF attachment can be large, a 16 MB name cannot be real
 
 
@@ -52,6 +53,8 @@ def _check_node(node: Any, path: str, max_string: int) -> None:
     if isinstance(node, dict):
         for key, value in node.items():
             child = f"{path}.{key}"
+            if key in _REFERENCE_KEYS and not isinstance(value, dict | list):
+                raise InvalidResource(f"{child} must be a Reference object, found {type(value).__name__}")
             if isinstance(value, str):
                 if len(value) > max_string:
                     raise InvalidResource(f"{child} is a {len(value):,}-character string (limit {max_string:,})")
@@ -63,8 +66,6 @@ def _check_node(node: Any, path: str, max_string: int) -> None:
                 if key == "reference":
                     raise InvalidResource(f"{child} must be a string, found {type(value).__name__}")
                 _check_node(value, child, max_string)
-            elif key in ("subject", "patient", "encounter") and not isinstance(value, dict | list):
-                raise InvalidResource(f"{child} must be a Reference object, found {type(value).__name__}")
             elif isinstance(value, dict | list):
                 _check_node(value, child, max_string)
     elif isinstance(node, list):

@@ -16,6 +16,7 @@ import orjson
 
 from fhirqa.errors import SourceError
 from fhirqa.normalize.bundle import iter_bundle
+from fhirqa.normalize.references import rewrite_references
 from fhirqa.sources.base import Origin, RawRecord
 
 _NDJSON_SUFFIXES = (".ndjson", ".jsonl")
@@ -45,7 +46,12 @@ def records_from_object(obj: Any, location: str, line: int | None = None) -> Ite
     if isinstance(obj, dict) and obj.get("resourceType") == "Bundle" and "entry" in obj:
         yield from iter_bundle(obj, location, line)
     elif isinstance(obj, dict):
-        yield RawRecord(Origin(location, line), resource=obj)
+        dangling: list[str] = []
+        rewrite_references(obj, {}, dangling)
+        record = RawRecord(Origin(location, line), resource=obj)
+        if dangling:
+            record.warnings.append("unresolved bundle-local reference(s): " + ", ".join(dangling[:5]))
+        yield record
     else:
         yield RawRecord(
             Origin(location, line),

@@ -1,0 +1,118 @@
+"""``fhirqa ingest``: files, folders and FHIR server URLs into a store."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from fhirqa.cli.output import render
+from fhirqa.errors import FhirqaError
+from fhirqa.sources.base import Source
+from fhirqa.sources.files import FileSource
+from fhirqa.store import IngestReport, ingest
+
+
+def register(commands: Any, db_default: str) -> None:
+    """Add the ``ingest`` sub-command."""
+    p = commands.add_parser(
+        "ingest",
+        help="read FHIR files, folders or a FHIR server into the store",
+        description="Read FHIR R4 Bundles, NDJSON, single resources, folders (recursively, .gz too) or a FHIR "
+        "server base URL into the store. Bad records are reported and quarantined; good ones are kept.",
+    )
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help="file, folder, or FHIR base URL (http[s]://…)")
+    p.add_argument("--db", default=db_default, help="store folder (default: %(default)s, or $FHIRQA_DB)")
+    p.add_argument("--patient", help="with a URL: pull one patient via Patient/{id}/$everything")
+    p.add_argument("--since", help="with a URL: only resources updated since this instant (ISO 8601)")
+    p.add_argument("--bulk", action="store_true", help="with a URL: use Bulk Data $export")
+    p.add_argument("--types", help="with a URL: comma-separated resource types to pull")
+    p.add_argument("--token", help="bearer token for the server (or $FHIRQA_TOKEN)")
+    p.add_argument("--smart-client-id", help="SMART Backend Services client id")
+    p.add_argument("--smart-key", help="PEM private key file for SMART Backend Services")
+    p.add_argument("--strict", action="store_true", help="abort (store nothing) at the first bad record")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(handler=run)
+
+
+def _sources(args: argparse.Namespace) -> list[Source]:
+    files = [s for s in args.sources if not s.startswith(("http://", "https://"))]
+    urls = [s for s in args.sources if s.startswith(("http://", "https://"))]
+    sources: list[Source] = [FileSource(files)] if files else []
+    if urls:
+        from fhirqa.sources.server import open_server_source  # imported late: httpx only when needed
+
+        for url in urls:
+            sources.append(
+                open_server_source(
+                    url,
+                    patient=args.patient,
+                    since=args.since,
+                    bulk=args.bulk,
+                    types=args.types.split(",") if args.types else None,
+                    token=args.token or os.environ.get("FHIRQA_TOKEN"),
+                    smart_client_id=args.smart_client_id,
+                    smart_key_path=args.smart_key,
+                )
+            )
+    elif args.patient or args.since or args.bulk:
+        raise FhirqaError("--patient, --since and --bulk apply to a FHIR server URL source")
+    return sources
+
+
+def run(args: argparse.Namespace) -> int:
+    """Ingest and print a summary; exit 1 when records were rejected, 0 otherwise."""
+    progress = None
+    bar = None
+    if sys.stderr.isatty() and not args.json:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), transient=True)
+        task = bar.add_task("reading…", total=None)
+        bar.start()
+
+        def progress(count: int) -> None:
+            bar.update(task, description=f"read {count:,} records")
+
+    try:
+        report = ingest(_sources(args), args.db, strict=args.strict, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if args.json:
+        print(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        print(summary(report, args.db))
+    return 1 if report.rejected else 0
+
+
+def summary(report: IngestReport, db: str) -> str:
+    """A readable ingest summary: counts per type, rejections with reasons, time."""
+    lines = []
+    types = sorted(set(report.read) | set(report.written))
+    rows = [(t, report.read.get(t, 0), report.written.get(t, 0), report.removed.get(t, 0)) for t in types]
+    if rows:
+        lines.append(render(["resource type", "read", "stored (new/changed)", "replaced/deleted"], rows))
+    rate = report.total_read / report.seconds if report.seconds else 0
+    state = f"generation {report.generation}" if report.changed else "store unchanged (nothing new)"
+    lines.append(
+        f"{report.total_read:,} resources read, {len(report.rejected):,} rejected, "
+        f"{report.deletions:,} deletions, in {report.seconds:.1f} s ({rate:,.0f}/s) → {db}: {state}"
+    )
+    if report.rejected:
+        reasons = Counter(r.reason.split(":")[0] for r in report.rejected)
+        lines.append("rejected: " + "; ".join(f"{n} × {reason}" for reason, n in reasons.most_common(5)))
+        for rejection in report.rejected[:10]:
+            lines.append(f"  {rejection.origin}: {rejection.reason}")
+        if len(report.rejected) > 10:
+            lines.append(f"  … and {len(report.rejected) - 10} more")
+        lines.append(f"quarantined in {report.quarantine}")
+    if report.warnings:
+        lines.append(f"{len(report.warnings):,} warnings, e.g. {report.warnings[0]}")
+    if report.skipped_files:
+        lines.append(f"skipped {len(report.skipped_files)} non-FHIR file(s): {', '.join(report.skipped_files[:3])}")
+    return "\n".join(lines)
