@@ -108,7 +108,7 @@ def build_generation(
         INSERT INTO winners SELECT resource_type, id, any_value(seq) FROM cands GROUP BY ALL
         HAVING count(*) = 1 AND any_value(seq) >= 0 AND NOT any_value(deleted)
         """
-    )
+    ).fetchall()
     win_rows: list[tuple[str, str, int]] = []
     removed_rows: list[tuple[str, str]] = []
     for rtype, rid, group in _iter_conflicts(con):
@@ -124,10 +124,10 @@ def build_generation(
             win_rows.append((rtype, rid, outcome.seq))
     if win_rows:
         con.register("_win", pa.table(list(zip(*win_rows, strict=True)), names=["resource_type", "id", "seq"]))
-        con.execute("INSERT INTO winners SELECT * FROM _win")
+        con.execute("INSERT INTO winners SELECT * FROM _win").fetchall()
     if removed_rows:
         con.register("_rem", pa.table(list(zip(*removed_rows, strict=True)), names=["resource_type", "id"]))
-        con.execute("INSERT INTO removed SELECT * FROM _rem")
+        con.execute("INSERT INTO removed SELECT * FROM _rem").fetchall()
 
     for rtype, count in con.execute("SELECT resource_type, count(*) FROM winners GROUP BY ALL").fetchall():
         changes.written[rtype] = count
@@ -153,8 +153,8 @@ def build_generation(
 
 def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
-    con.execute(f"COPY (SELECT * FROM ({select}) ORDER BY {order}) TO {_quote(path)} (FORMAT parquet, COMPRESSION zstd)")
-    return int(con.execute(f"SELECT count(*) FROM read_parquet({_quote(path)})").fetchone()[0])  # type: ignore[index]
+    con.execute(f"COPY (SELECT * FROM ({select}) ORDER BY {order}) TO {_quote(path)} (FORMAT parquet, COMPRESSION zstd)").fetchall()
+    return int(con.execute(f"SELECT count(*) FROM read_parquet({_quote(path)})").fetchall()[0][0])
 
 
 def _rewrite_type(

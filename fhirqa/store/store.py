@@ -99,7 +99,7 @@ class Store:
         con = self.connect()
         try:
             return {
-                name: int(con.execute(f"SELECT count(*) FROM {name}").fetchone()[0])  # type: ignore[index]
+                name: int(con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0])
                 for name in self.view_names()
             }
         finally:
@@ -127,19 +127,22 @@ class Store:
             kind = statements[0].type.name
             if kind not in _READ_ONLY:
                 raise QueryError(f"only SELECT queries are allowed here, not {kind}")
-            timer = threading.Timer(timeout_s, con.interrupt)
+            # A cursor of its own: it can be interrupted and closed with a result still pending.
+            cursor = con.cursor()
+            timer = threading.Timer(timeout_s, cursor.interrupt)
             started = time.perf_counter()
             timer.start()
             try:
-                cursor = con.execute(sql, params or [])
+                cursor.execute(sql, params or [])
                 rows = cursor.fetchmany(limit + 1)
+                columns = [d[0] for d in cursor.description or []]
             except duckdb.InterruptException as exc:
                 raise QueryError(f"query exceeded the {timeout_s:g} s time limit and was stopped") from exc
             except duckdb.Error as exc:
                 raise QueryError(str(exc).split("\n")[0]) from exc
             finally:
                 timer.cancel()
-            columns = [d[0] for d in cursor.description or []]
+                cursor.close()
             truncated = len(rows) > limit
             result = QueryResult(columns, rows[:limit], truncated, limit, (time.perf_counter() - started) * 1000)
             if truncated:
