@@ -7,6 +7,7 @@ misbehaving server can never keep us reading forever; a next page that fails kee
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from datetime import date, datetime
 from typing import Any
@@ -49,6 +50,7 @@ _NO_EVERYTHING = frozenset({400, 404, 405, 501})
 #: Search parameters that tie a resource to its patient, in the order servers most often support them.
 _PATIENT_PARAMS = ("patient", "subject")
 DEFAULT_PAGE_SIZE = 200
+log = logging.getLogger("fhirqa.sources")
 
 
 def fhir_instant(since: str | date | datetime | None) -> str | None:
@@ -264,11 +266,22 @@ class FhirRestSource:
                 continue
             yield from pager.follow(page_url, body)
             return
-        yield RawRecord(
-            Origin(url),
-            problem=f"{rtype} of Patient/{patient} not read: the server refused the searches "
-            + "; ".join(refusals),
+        yield from self._skipped(
+            url,
+            f"{rtype} of Patient/{patient} not read: the server refused the searches " + "; ".join(refusals),
         )
+
+    def _skipped(self, url: str, message: str) -> Iterator[RawRecord]:
+        """A type that could not be read: a problem if the caller asked for it, else a note.
+
+        Servers commonly lack some of the default clinical types or their patient search; that is
+        not bad data, and reporting it as a rejected record would drown real problems.
+        """
+        if self.types is not None:
+            yield RawRecord(Origin(url), problem=message)
+        else:
+            log.info("%s", message)
+            self.notes.append(message)
 
     def _type_searches(self, pager: Pager, types: Sequence[str]) -> Iterator[RawRecord]:
         for rtype in types:
@@ -279,7 +292,7 @@ class FhirRestSource:
                 if exc.status in (401, 403) or exc.status >= 500:
                     raise
                 # One type the server does not know (404/400) must not hide the others.
-                yield RawRecord(Origin(url), problem=f"{rtype} not read: {exc}")
+                yield from self._skipped(url, f"{rtype} not read: {exc}")
                 continue
             yield from pager.follow(page_url, body)
 
