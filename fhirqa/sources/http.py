@@ -111,8 +111,9 @@ def outcome_text(body: Any) -> str | None:
         texts = []
         for issue in body.get("issue") or []:
             if isinstance(issue, dict):
-                details = issue.get("details") if isinstance(issue.get("details"), dict) else {}
-                text = issue.get("diagnostics") or details.get("text") or issue.get("code")
+                details = issue.get("details")
+                detail_text = details.get("text") if isinstance(details, dict) else None
+                text = issue.get("diagnostics") or detail_text or issue.get("code")
                 if text:
                     texts.append(str(text))
         return "; ".join(texts) or None
