@@ -9,7 +9,7 @@ SELECT
     a.clinical_status,
     a.verification_status,
     a.type,
-    a.category,
+    NULLIF(a.category, '') AS category,  -- join() of no category may give ''
     a.criticality,
     coalesce(a.reaction_text, a.reaction_display, a.reaction_code) AS reaction,
     a.reaction_severity,

@@ -170,7 +170,7 @@ SELECT
         WHEN f.dose IS NOT NULL AND f.frequency IS NOT NULL AND f.period > 0 AND f.period_seconds IS NOT NULL
         THEN f.dose * f.frequency * 86400.0 / (f.period * f.period_seconds)
     END AS daily_dose,
-    f.dosage_text,
+    NULLIF(f.dosage_text, '') AS dosage_text,  -- join() of no text may give ''
     f.rate,
     f.rate_unit,
     f.quantity,

@@ -27,7 +27,8 @@ SELECT
             THEN regexp_replace(TRY(decode(from_base64(regexp_replace(d.data, '\s', '', 'g')))), '<[^>]*>', ' ', 'g')
     END AS text,
     d.url,
-    coalesce(d.title, d.description) AS title,
+    d.title,
+    d.description,
     CAST(NULL AS VARCHAR) AS conclusion,
     coalesce(d.author_display, d.author_ref) AS author,
     d.encounter_ref
@@ -59,6 +60,7 @@ SELECT
     ) AS text,
     r.url,
     CAST(NULL AS VARCHAR) AS title,
+    CAST(NULL AS VARCHAR) AS description,
     r.conclusion,
     coalesce(r.author_display, r.author_ref) AS author,
     r.encounter_ref

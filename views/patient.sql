@@ -1,5 +1,6 @@
 -- Canonical view: patient (one row per Patient).
 -- Source table: map_patient (mappings/Patient.json). Direct copies keep the mapping column's name.
+-- Columns filled by FHIRPath join() are read through NULLIF(x, ''): engines differ on join() of nothing ('' or empty).
 SELECT
     p.patient_id,
     p.ref,
@@ -7,9 +8,9 @@ SELECT
     -- follow a letter. regexp_replace(x, pattern, '\1', 'g') is DuckDB/Postgres syntax (Spark: '$1', no flag).
     NULLIF(TRIM(regexp_replace(p.name_raw, '([^0-9 ])[0-9]+', '\1', 'g')), '') AS name,
     p.name_raw,
-    coalesce(p.official_given, p.first_given) AS given,
+    coalesce(NULLIF(p.official_given, ''), NULLIF(p.first_given, '')) AS given,
     coalesce(p.official_family, p.first_family) AS family,
-    coalesce(p.official_prefix, p.first_prefix) AS prefix,
+    coalesce(NULLIF(p.official_prefix, ''), NULLIF(p.first_prefix, '')) AS prefix,
     -- FHIR dates may be partial (YYYY or YYYY-MM): complete them to the first day before casting.
     TRY_CAST(
         CASE

@@ -81,11 +81,22 @@ def output_columns(viewdef: dict) -> list[dict]:
 # --------------------------------------------------------------------------- runner
 
 def _project_runner():
+    """The project's runner (compiled once per mapping), or None while it is not importable."""
     try:
-        from fhirqa.viewdef import run_view  # type: ignore[attr-defined]
+        from fhirqa.viewdef import compile_view  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - not written yet, or broken: use the reference runner
         return None
-    return run_view
+    compiled: dict[str, Any] = {}
+
+    def run(viewdef: dict, resources: Iterable[dict]) -> list[dict]:
+        key = json.dumps(viewdef, sort_keys=True)
+        view = compiled.get(key)
+        if view is None:
+            view = compiled[key] = compile_view(viewdef)
+        names = view.column_names
+        return [dict(zip(names, row, strict=True)) for res in resources for row in view.rows(res)]
+
+    return run
 
 
 class ReferenceRunner:
@@ -174,7 +185,7 @@ def runner():
     """(name, callable(viewdef, resources) -> rows)."""
     rv = _project_runner()
     if rv is not None:
-        return "fhirqa.viewdef.run_view", rv
+        return "fhirqa.viewdef.compile_view", rv
     ref = ReferenceRunner()
     return "reference runner (fhirpathpy)", ref.run
 
