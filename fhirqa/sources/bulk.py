@@ -90,6 +90,8 @@ class BulkExportSource:
         self.description = f"Bulk export {redact_url(self.kickoff_url)}"
         #: The manifest of the last completed export (for transactionTime, used as the next ``since``).
         self.manifest: dict[str, Any] | None = None
+        #: Warnings the server put in its error files (e.g. ignored parameters): worth showing, not bad data.
+        self.notes: list[str] = []
 
     def _kickoff_url(self) -> str:
         if self.group:
@@ -235,16 +237,20 @@ class BulkExportSource:
                     return
                 stream = _chain(first, lines)
                 for record in iter_ndjson(cast(Any, stream), location):
-                    yield self._classify(record, kind)
+                    classified = self._classify(record, kind)
+                    if classified is not None:
+                        yield classified
         except (httpx.HTTPError, SourceError) as exc:
             # The lines read so far are good; say where the file broke off.
             yield RawRecord(Origin(location), problem=f"{kind} file download interrupted: {exc}")
 
-    @staticmethod
-    def _classify(record: RawRecord, kind: str) -> RawRecord:
-        """Deleted-file records must be deletions; error-file records become problems."""
+    def _classify(self, record: RawRecord, kind: str) -> RawRecord | None:
+        """Deleted-file records must be deletions; error-file records become problems (or notes)."""
         if kind == "error" and record.resource is not None:
             text = outcome_text(record.resource) or "export error without diagnostics"
+            if _only_warnings(record.resource):
+                self.notes.append(f"{record.origin}: {text}")
+                return None
             return RawRecord(
                 record.origin,
                 problem=f"the server reported an export error: {text}",
@@ -257,6 +263,14 @@ class BulkExportSource:
                 raw=orjson.dumps(record.resource).decode()[:20_000],
             )
         return record
+
+
+def _only_warnings(resource: dict[str, Any]) -> bool:
+    """True for an OperationOutcome whose issues are all warnings or information."""
+    issues = resource.get("issue") if resource.get("resourceType") == "OperationOutcome" else None
+    if not isinstance(issues, list) or not issues:
+        return False
+    return all(isinstance(i, dict) and i.get("severity") in ("warning", "information") for i in issues)
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:

@@ -50,6 +50,8 @@ _NO_EVERYTHING = frozenset({400, 404, 405, 501})
 #: Search parameters that tie a resource to its patient, in the order servers most often support them.
 _PATIENT_PARAMS = ("patient", "subject")
 DEFAULT_PAGE_SIZE = 200
+#: Empty pages in a row that still link onwards before paging is declared a loop.
+MAX_EMPTY_PAGES = 5
 log = logging.getLogger("fhirqa.sources")
 
 
@@ -103,10 +105,20 @@ class Pager:
         """Records of ``body`` (already fetched from ``page_url``) and of every page after it."""
         seen = {page_url}
         number = 1
+        empty_run = 0  # consecutive pages without entries
         while True:
             yield from iter_bundle(body, page_url, None)
             next_url = next_link(body)
             if next_url is None:
+                return
+            empty_run = 0 if body.get("entry") else empty_run + 1
+            if empty_run >= MAX_EMPTY_PAGES:
+                # Fresh-looking next links that bring nothing: a loop the URL check cannot see.
+                yield RawRecord(
+                    Origin(page_url),
+                    problem=f"paging stopped at page {number}: {empty_run} empty pages in a row still link"
+                    " to a next page; the server's paging loops",
+                )
                 return
             next_url = urljoin(page_url, next_url)
             shown = redact_url(next_url)
@@ -129,6 +141,7 @@ class Pager:
             try:
                 page_url, fetched = self.http.get_json(next_url, what=f"page {number}")
                 self._check_bundle(page_url, fetched)
+                seen.add(page_url)  # after a redirect, the URL actually read
             except (HttpStatusError, NotJsonError) as exc:
                 if isinstance(exc, HttpStatusError) and exc.status in (401, 403):
                     raise

@@ -128,6 +128,15 @@ def test_error_outputs_become_problem_records_with_their_diagnostics():
     assert "OperationOutcome" in problem.raw
 
 
+def test_warnings_in_error_outputs_are_notes_not_problems():
+    server = exporting_server()
+    warning = outcome("Ignored unsupported parameters: ['_elements']", "not-supported", severity="warning")
+    server.routes[("GET", f"{FILES}/errors.ndjson")] = [ndjson(warning)]
+    records, _, source = run(server)
+    assert not [r for r in records if r.problem]
+    assert "_elements" in source.notes[0] and "errors.ndjson:1" in source.notes[0]
+
+
 def test_the_job_is_deleted_when_done():
     server = exporting_server()
     run(server)

@@ -180,6 +180,16 @@ def test_a_next_link_back_to_a_page_already_read_stops_paging():
     assert len(server.requests) == 2
 
 
+def test_endless_empty_pages_with_fresh_next_links_stop_paging():
+    def endless(request: httpx.Request) -> httpx.Response:
+        n = int(request.url.params.get("page", "0"))
+        return fhir_json(searchset([], str(request.url), f"{BASE}/Observation?page={n + 1}"))
+
+    server = FakeServer().on("GET", f"{BASE}/Observation", endless)
+    records = list(FhirRestSource(BASE, types=["Observation"], client=server.http()).records())
+    assert "empty pages in a row" in problems(records)[0] and len(server.requests) == 5
+
+
 def test_a_next_link_to_another_host_is_not_followed():
     server = FakeServer()
     evil = "https://elsewhere.example.net/steal?page=2"
