@@ -26,12 +26,32 @@ VIEWS_DIR = ROOT / "views"
 FIXTURES_DIR = pathlib.Path(__file__).resolve().parent / "fixtures"
 
 RESOURCE_TYPES = [
-    "Patient", "Encounter", "Observation", "Condition", "MedicationRequest", "Medication",
-    "MedicationDispense", "MedicationAdministration", "MedicationStatement", "Procedure",
-    "Immunization", "AllergyIntolerance", "DiagnosticReport", "DocumentReference",
+    "Patient",
+    "Encounter",
+    "Observation",
+    "Condition",
+    "MedicationRequest",
+    "Medication",
+    "MedicationDispense",
+    "MedicationAdministration",
+    "MedicationStatement",
+    "Procedure",
+    "Immunization",
+    "AllergyIntolerance",
+    "DiagnosticReport",
+    "DocumentReference",
 ]
-VIEWS = ["patient", "encounter", "observation", "condition", "medication", "procedure",
-         "immunization", "allergy", "note"]
+VIEWS = [
+    "patient",
+    "encounter",
+    "observation",
+    "condition",
+    "medication",
+    "procedure",
+    "immunization",
+    "allergy",
+    "note",
+]
 
 
 def shared_data_dir() -> pathlib.Path | None:
@@ -43,6 +63,7 @@ def shared_data_dir() -> pathlib.Path | None:
 
 
 # --------------------------------------------------------------------------- mappings
+
 
 def snake(resource_type: str) -> str:
     out = ""
@@ -79,6 +100,7 @@ def output_columns(viewdef: dict) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- runner
+
 
 def _project_runner():
     """The project's runner (compiled once per mapping), or None while it is not importable."""
@@ -196,6 +218,7 @@ def run_mapping(viewdef: dict, resource: dict) -> list[dict]:
 
 # --------------------------------------------------------------------------- meta columns
 
+
 def patient_id_of(resource: dict) -> str | None:
     if resource.get("resourceType") == "Patient":
         return resource.get("id")
@@ -207,8 +230,12 @@ def patient_id_of(resource: dict) -> str | None:
 
 
 _ARROW = {
-    "decimal": pa.float64(), "integer": pa.int64(), "positiveInt": pa.int64(),
-    "unsignedInt": pa.int64(), "integer64": pa.int64(), "boolean": pa.bool_(),
+    "decimal": pa.float64(),
+    "integer": pa.int64(),
+    "positiveInt": pa.int64(),
+    "unsignedInt": pa.int64(),
+    "integer64": pa.int64(),
+    "boolean": pa.bool_(),
 }
 
 
@@ -236,8 +263,9 @@ def build_tables(resources: Iterable[dict], con: duckdb.DuckDBPyConnection | Non
                 data["ref"].append(ref)
                 for c in cols:
                     data[c["name"]].append(row.get(c["name"]))
-        schema = pa.schema([("patient_id", pa.string()), ("ref", pa.string())]
-                           + [(c["name"], arrow_type(c)) for c in cols])
+        schema = pa.schema(
+            [("patient_id", pa.string()), ("ref", pa.string())] + [(c["name"], arrow_type(c)) for c in cols]
+        )
         table = pa.table(data, schema=schema)
         con.register("_tmp_arrow", table)
         con.execute(f'CREATE OR REPLACE TABLE "{vd["name"]}" AS SELECT * FROM _tmp_arrow')
@@ -253,6 +281,7 @@ def run_view(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
 
 # --------------------------------------------------------------------------- data loading
 
+
 def resolve_bundle(bundle: dict) -> list[dict]:
     """Resources of a (transaction) bundle, `urn:uuid:` references rewritten to Type/id."""
     full = {}
@@ -263,8 +292,10 @@ def resolve_bundle(bundle: dict) -> list[dict]:
 
     def fix(x):
         if isinstance(x, dict):
-            return {k: (full.get(v, v) if k == "reference" and isinstance(v, str) else fix(v))
-                    for k, v in x.items()}
+            return {
+                k: (full.get(v, v) if k == "reference" and isinstance(v, str) else fix(v))
+                for k, v in x.items()
+            }
         if isinstance(x, list):
             return [fix(v) for v in x]
         return x

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from maptest_helpers import (
+
+from .maptest_helpers import (
     RESOURCE_TYPES,
     iter_columns,
     load_fixtures,
@@ -17,15 +18,65 @@ from maptest_helpers import (
 )
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-ALLOWED_FUNCTIONS = {"first", "exists", "empty", "join", "ofType", "where", "extension",
-                     "getResourceKey", "getReferenceKey"}
+ALLOWED_FUNCTIONS = {
+    "first",
+    "exists",
+    "empty",
+    "join",
+    "ofType",
+    "where",
+    "extension",
+    "getResourceKey",
+    "getReferenceKey",
+}
 SELECT_KEYS = {"column", "select", "forEach", "forEachOrNull", "unionAll"}
 COLUMN_KEYS = {"name", "path", "type", "description", "collection", "tag"}
-VIEW_KEYS = {"resourceType", "name", "title", "status", "resource", "description", "select", "where",
-             "constant", "url", "identifier", "version", "experimental", "publisher", "contact", "copyright",
-             "fhirVersion", "useContext", "meta", "extension", "id", "text"}
-TYPES = {"string", "code", "uri", "url", "canonical", "id", "markdown", "date", "dateTime", "instant", "time",
-         "decimal", "integer", "positiveInt", "unsignedInt", "integer64", "boolean", "base64Binary", "oid", "uuid"}
+VIEW_KEYS = {
+    "resourceType",
+    "name",
+    "title",
+    "status",
+    "resource",
+    "description",
+    "select",
+    "where",
+    "constant",
+    "url",
+    "identifier",
+    "version",
+    "experimental",
+    "publisher",
+    "contact",
+    "copyright",
+    "fhirVersion",
+    "useContext",
+    "meta",
+    "extension",
+    "id",
+    "text",
+}
+TYPES = {
+    "string",
+    "code",
+    "uri",
+    "url",
+    "canonical",
+    "id",
+    "markdown",
+    "date",
+    "dateTime",
+    "instant",
+    "time",
+    "decimal",
+    "integer",
+    "positiveInt",
+    "unsignedInt",
+    "integer64",
+    "boolean",
+    "base64Binary",
+    "oid",
+    "uuid",
+}
 
 
 def _walk_selects(select):
@@ -131,7 +182,7 @@ def test_contained_medication_is_mapped():
 def test_project_runner_agrees_with_fhirpathpy(rtype):
     """Cross-check: the project's runner and a reference runner on fhirpathpy (R4 model) give the same rows."""
     pytest.importorskip("fhirpathpy")
-    from maptest_helpers import ReferenceRunner
+    from .maptest_helpers import ReferenceRunner
 
     name, project = runner()
     if not name.startswith("fhirqa"):

@@ -5,12 +5,21 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from maptest_helpers import VIEWS, build_tables, load_fixtures, load_mappings, run_view, view_sql
+
+from .maptest_helpers import VIEWS, build_tables, load_fixtures, load_mappings, run_view, view_sql
 
 UTC = dt.UTC
-TIME_COLUMN = {"patient": "birth_date", "encounter": "start_time", "observation": "time", "condition": "onset_time",
-               "medication": "time", "procedure": "start_time", "immunization": "time", "allergy": "recorded_time",
-               "note": "time"}
+TIME_COLUMN = {
+    "patient": "birth_date",
+    "encounter": "start_time",
+    "observation": "time",
+    "condition": "onset_time",
+    "medication": "time",
+    "procedure": "start_time",
+    "immunization": "time",
+    "allergy": "recorded_time",
+    "note": "time",
+}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +55,7 @@ def test_view_runs_as_the_store_runs_it(con, empty_con, view):
 
 def test_view_columns_keep_mapping_names_and_are_documented():
     """Provenance: every view column is documented in docs/canonical-model.md."""
-    from maptest_helpers import ROOT
+    from .maptest_helpers import ROOT
 
     doc = (ROOT / "docs" / "canonical-model.md").read_text()
     con = build_tables([])
@@ -92,7 +101,12 @@ def test_observation_blood_pressure_gives_three_rows(con):
     panel, dia, sys_ = bp
     assert panel["is_component"] is False and panel["parent_name"] is None
     assert panel["name"] == "Blood Pressure" and panel["value"] is None
-    assert (sys_["name"], sys_["code"], sys_["value"], sys_["unit"]) == ("Systolic Blood Pressure", "8480-6", 141.0, "mm[Hg]")
+    assert (sys_["name"], sys_["code"], sys_["value"], sys_["unit"]) == (
+        "Systolic Blood Pressure",
+        "8480-6",
+        141.0,
+        "mm[Hg]",
+    )
     assert (dia["name"], dia["value"]) == ("Diastolic Blood Pressure", 82.0)
     for r in bp:
         assert r["patient_id"] == "pat-1"
@@ -120,8 +134,16 @@ def test_observation_values(con):
 
 def test_condition(con):
     [c] = rows(con, "condition")
-    assert (c["name"], c["code"], c["code_system"]) == ("Cellulitis (disorder)", "128045006", "http://snomed.info/sct")
-    assert (c["clinical_status"], c["verification_status"], c["category"]) == ("resolved", "confirmed", "encounter-diagnosis")
+    assert (c["name"], c["code"], c["code_system"]) == (
+        "Cellulitis (disorder)",
+        "128045006",
+        "http://snomed.info/sct",
+    )
+    assert (c["clinical_status"], c["verification_status"], c["category"]) == (
+        "resolved",
+        "confirmed",
+        "encounter-diagnosis",
+    )
     assert c["onset_time"] == dt.datetime(2020, 3, 1, 14, 0, tzinfo=UTC)
     assert c["abatement_time"] == dt.datetime(2020, 3, 20, tzinfo=UTC)  # a date: midnight UTC
     assert c["recorded_time"] == dt.datetime(2020, 3, 1, 15, 30, tzinfo=UTC)
@@ -130,14 +152,29 @@ def test_condition(con):
 
 def test_medication_entries(con):
     meds = {r["ref"]: r for r in rows(con, "medication")}
-    assert set(meds) == {"MedicationRequest/mr-vanc", "MedicationRequest/mr-amox", "MedicationDispense/md-vanc",
-                         "MedicationAdministration/ma-vanc-1", "MedicationStatement/ms-asa"}
+    assert set(meds) == {
+        "MedicationRequest/mr-vanc",
+        "MedicationRequest/mr-amox",
+        "MedicationDispense/md-vanc",
+        "MedicationAdministration/ma-vanc-1",
+        "MedicationStatement/ms-asa",
+    }
     req = meds["MedicationRequest/mr-vanc"]
     # name resolved through medicationReference -> Medication
-    assert (req["kind"], req["request_ref"], req["medication_ref"]) == ("request", "MedicationRequest/mr-vanc", "Medication/med-vanc")
+    assert (req["kind"], req["request_ref"], req["medication_ref"]) == (
+        "request",
+        "MedicationRequest/mr-vanc",
+        "Medication/med-vanc",
+    )
     assert (req["medication_name"], req["medication_code"]) == ("Vancomycin 1 g IV", "1807513")
     assert req["medication_system"] == "http://www.nlm.nih.gov/research/umls/rxnorm"
-    assert (req["dose"], req["dose_unit"], req["frequency"], req["period"], req["period_unit"]) == (1000.0, "mg", 1, 12.0, "h")
+    assert (req["dose"], req["dose_unit"], req["frequency"], req["period"], req["period_unit"]) == (
+        1000.0,
+        "mg",
+        1,
+        12.0,
+        "h",
+    )
     assert req["daily_dose"] == pytest.approx(2000.0)  # 1000 mg q12h
     assert req["route"] == "Intravenous route" and req["as_needed"] is False
     assert req["dosage_text"] == "1000 mg IV every 12 hours"
@@ -147,24 +184,39 @@ def test_medication_entries(con):
     assert (req["status"], req["intent"], req["encounter_ref"]) == ("completed", "order", "Encounter/enc-1")
     # name resolved through a contained Medication
     amox = meds["MedicationRequest/mr-amox"]
-    assert amox["medication_name"] == "amoxicillin 250 MG Oral Capsule" and amox["medication_code"] == "308182"
+    assert (
+        amox["medication_name"] == "amoxicillin 250 MG Oral Capsule" and amox["medication_code"] == "308182"
+    )
     assert amox["medication_ref"] is None  # '#med1' is not a resource reference
     assert amox["daily_dose"] == pytest.approx(1500.0)  # 500 mg tid
     assert amox["dosage_text"] is None  # join() of no text: NULL whatever the engine gives
     assert amox["reason_name"] == "Cellulitis (disorder)"
     disp = meds["MedicationDispense/md-vanc"]
-    assert (disp["kind"], disp["request_ref"], disp["medication_name"]) == ("dispense", "MedicationRequest/mr-vanc", "Vancomycin 1 g IV")
+    assert (disp["kind"], disp["request_ref"], disp["medication_name"]) == (
+        "dispense",
+        "MedicationRequest/mr-vanc",
+        "Vancomycin 1 g IV",
+    )
     assert disp["time"] == dt.datetime(2020, 3, 1, 17, 0, tzinfo=UTC)  # whenHandedOver
     assert (disp["quantity"], disp["days_supply"], disp["encounter_ref"]) == (8.0, 4.0, "Encounter/enc-1")
     adm = meds["MedicationAdministration/ma-vanc-1"]
     # its Medication was not ingested: the name comes from its request
-    assert (adm["kind"], adm["request_ref"], adm["medication_name"]) == ("administration", "MedicationRequest/mr-vanc", "Vancomycin 1 g IV")
+    assert (adm["kind"], adm["request_ref"], adm["medication_name"]) == (
+        "administration",
+        "MedicationRequest/mr-vanc",
+        "Vancomycin 1 g IV",
+    )
     assert adm["medication_code"] == "1807513"
     assert (adm["dose"], adm["dose_unit"], adm["route"], adm["daily_dose"]) == (1000.0, "mg", "IV", None)
     assert adm["time"] == dt.datetime(2020, 3, 1, 18, 0, tzinfo=UTC)
     assert adm["end_time"] == dt.datetime(2020, 3, 1, 19, 0, tzinfo=UTC)
     st = meds["MedicationStatement/ms-asa"]
-    assert (st["kind"], st["request_ref"], st["medication_name"], st["daily_dose"]) == ("statement", None, "Aspirin 81 mg", 81.0)
+    assert (st["kind"], st["request_ref"], st["medication_name"], st["daily_dose"]) == (
+        "statement",
+        None,
+        "Aspirin 81 mg",
+        81.0,
+    )
     assert st["time"] == dt.datetime(2019, 1, 1, tzinfo=UTC)
     grouped = rows(con, "medication", "request_ref = 'MedicationRequest/mr-vanc'")
     assert sorted(r["kind"] for r in grouped) == ["administration", "dispense", "request"]
@@ -178,11 +230,21 @@ def test_procedure_immunization_allergy(con):
     assert p["reason_name"] == "Cellulitis (disorder)" and p["encounter_ref"] == "Encounter/enc-1"
     [i] = rows(con, "immunization")
     assert (i["name"], i["code"], i["code_system"], i["status"]) == (
-        "Influenza, seasonal, injectable, preservative free", "140", "http://hl7.org/fhir/sid/cvx", "completed")
+        "Influenza, seasonal, injectable, preservative free",
+        "140",
+        "http://hl7.org/fhir/sid/cvx",
+        "completed",
+    )
     assert i["time"] == dt.datetime(2019, 10, 1, 13, 0, tzinfo=UTC)
     assert i["patient_id"] == "pat-1"
     [a] = rows(con, "allergy")
-    assert (a["name"], a["code"], a["type"], a["category"], a["criticality"]) == ("Penicillin", "7980", "allergy", "medication", "high")
+    assert (a["name"], a["code"], a["type"], a["category"], a["criticality"]) == (
+        "Penicillin",
+        "7980",
+        "allergy",
+        "medication",
+        "high",
+    )
     assert (a["clinical_status"], a["verification_status"], a["reaction"]) == ("active", "confirmed", "Hives")
     assert a["recorded_time"] == dt.datetime(2010, 5, 1, tzinfo=UTC)
 
@@ -196,11 +258,21 @@ def test_note(con):
         ("DocumentReference/doc-1", "DocumentReference"),
     ]  # dr-3 has neither presentedForm nor conclusion; doc-1's inline PDF has no readable text and no url
     dr1, dr2, text_note, url_note = notes
-    assert text_note["text"].startswith("Assessment: cellulitis of the left leg improving on vancomycin.\nPotassium 4.1")
+    assert text_note["text"].startswith(
+        "Assessment: cellulitis of the left leg improving on vancomycin.\nPotassium 4.1"
+    )
     assert "café" in text_note["text"]  # decoded as UTF-8
-    assert (text_note["note_type"], text_note["note_type_code"], text_note["category"]) == ("Discharge summary", "18842-5", "clinical-note")
+    assert (text_note["note_type"], text_note["note_type_code"], text_note["category"]) == (
+        "Discharge summary",
+        "18842-5",
+        "clinical-note",
+    )
     assert text_note["time"] == dt.datetime(2020, 3, 5, 17, 30, tzinfo=UTC)
-    assert (text_note["status"], text_note["author"], text_note["encounter_ref"]) == ("current", "Dr. Ada Lovelace", "Encounter/enc-1")
+    assert (text_note["status"], text_note["author"], text_note["encounter_ref"]) == (
+        "current",
+        "Dr. Ada Lovelace",
+        "Encounter/enc-1",
+    )
     assert text_note["content_type"] == "text/plain; charset=utf-8" and text_note["url"] is None
     assert url_note["text"] is None and url_note["url"] == "Binary/bin-1"
     assert dr1["text"] == "No acute cardiopulmonary process." and dr1["note_type"] == "Chest X-ray"
