@@ -44,7 +44,7 @@ def _sources(args: argparse.Namespace) -> list[Source]:
     urls = [s for s in args.sources if s.startswith(("http://", "https://"))]
     sources: list[Source] = [FileSource(files)] if files else []
     if urls:
-        from fhirqa.sources.server import open_server_source  # imported late: httpx only when needed
+        from fhirqa.sources.rest import open_server_source  # imported late: httpx only when needed
 
         for url in urls:
             sources.append(
@@ -113,6 +113,8 @@ def summary(report: IngestReport, db: str) -> str:
         lines.append(f"quarantined in {report.quarantine}")
     if report.warnings:
         lines.append(f"{len(report.warnings):,} warnings, e.g. {report.warnings[0]}")
+    for note in report.notes:
+        lines.append(f"note: {note}")
     if report.skipped_files:
         lines.append(f"skipped {len(report.skipped_files)} non-FHIR file(s): {', '.join(report.skipped_files[:3])}")
     return "\n".join(lines)

@@ -35,6 +35,7 @@ class IngestReport:
     rejected: list[Rejection] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     skipped_files: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what a source wants said that is not bad data
     quarantine: Path | None = None
     generation: int = 0
     changed: bool = False
@@ -57,6 +58,7 @@ class IngestReport:
             "warnings": self.warnings[:100],
             "warning_count": len(self.warnings),
             "skipped_files": self.skipped_files,
+            "notes": self.notes,
             "quarantine": str(self.quarantine) if self.quarantine else None,
             "generation": self.generation,
             "changed": self.changed,
@@ -103,6 +105,7 @@ def ingest(
                     if progress is not None and seq % 1000 == 0:
                         progress(seq)
                 report.skipped_files.extend(getattr(source, "skipped", []))
+                report.notes.extend(getattr(source, "notes", []))
             stager.flush()
             for ref, reason in stager.mapping_problems:
                 report.warnings.append(f"{ref}: not in the canonical views: {reason}")
