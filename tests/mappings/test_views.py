@@ -295,3 +295,42 @@ def test_views_are_plain_selects():
         assert code.upper().startswith(("SELECT", "WITH")), view
         assert ";" not in code and "CREATE " not in code.upper(), view
         assert not sql.rstrip().splitlines()[-1].lstrip().startswith("--"), f"{view}: ends in a comment"
+
+
+REQUIRED_COLUMNS = {
+    "patient": "patient_id ref name name_raw given family prefix birth_date gender deceased deceased_time mrn city "
+    "state postal_code marital_status race ethnicity",
+    "encounter": "patient_id ref status class_code class_name type_name type_code type_system reason_name reason_code "
+    "start_time end_time discharge_disposition service_provider",
+    "observation": "patient_id ref is_component parent_name name code code_system category value value_string unit "
+    "time issued status ref_low ref_high interpretation encounter_ref",
+    "condition": "patient_id ref name code code_system clinical_status verification_status category onset_time "
+    "abatement_time recorded_time encounter_ref",
+    "medication": "patient_id ref kind request_ref medication_ref medication_name medication_code medication_system "
+    "status intent time end_time dose dose_unit route frequency period period_unit as_needed daily_dose dosage_text "
+    "quantity quantity_unit days_supply reason_name encounter_ref",
+    "procedure": "patient_id ref name code code_system status start_time end_time reason_name encounter_ref",
+    "immunization": "patient_id ref name code code_system status time encounter_ref",
+    "allergy": "patient_id ref name code code_system clinical_status verification_status type category criticality "
+    "reaction onset_time recorded_time",
+    "note": "patient_id ref source note_type note_type_code category time status content_type text url author "
+    "encounter_ref",
+}
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_contract_columns_present(empty_con, view):
+    """The question-answering engine codes against these names: they may be added to, never removed."""
+    rel = empty_con.sql(view_sql(view))
+    types = dict(zip(rel.columns, (str(t) for t in rel.types), strict=True))
+    missing = [c for c in REQUIRED_COLUMNS[view].split() if c not in types]
+    assert not missing, f"{view}: {missing}"
+    for col, typ in types.items():
+        if col.endswith("_time") or col in ("time", "issued"):
+            assert typ == "TIMESTAMP WITH TIME ZONE", (view, col, typ)
+    if view == "patient":
+        assert types["birth_date"] == "DATE" and types["deceased"] == "BOOLEAN"
+    if view == "observation":
+        assert types["value"] == "DOUBLE" and types["is_component"] == "BOOLEAN"
+    if view == "medication":
+        assert types["daily_dose"] == "DOUBLE" and types["dose"] == "DOUBLE"
