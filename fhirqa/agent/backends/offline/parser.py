@@ -1,0 +1,316 @@
+"""A question parser for the offline backend: intent, entity, window, comparison, aggregation.
+
+General by construction: it recognises the *kinds* of phrase clinicians use (cue words for intents,
+time phrases, comparisons, perspectives) and leaves whatever remains as the entity, which the
+concept resolver then matches against the patient's own item names. Nothing here knows any
+particular lab, drug or test question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from fhirqa.agent.backends.offline.timephrases import DATE, Window, find_window, parse_date
+
+_VIEW_CUES: list[tuple[str, str]] = [
+    ("allergy", r"\ballerg\w*|\banaphyla\w*"),
+    ("immunization", r"\bvaccin\w*|\bimmuni[sz]\w*|\bshots?\b|\bboosters?\b|\binoculat\w*"),
+    ("encounter", r"\bencounters?\b|\bvisits?\b|\badmissions?\b|\badmitted\b|\bhospitali[sz]\w*|\b(?:er|ed)\b|"
+                  r"\bemergency\b|\binpatient\b|\boutpatient\b|\bambulatory\b|\bappointments?\b|\bwellness\b|\bseen\b"),
+    ("procedure", r"\bprocedures?\b|\bsurger\w*|\boperations?\b|\bunderw[ae]nt\b|\bunderg\w*|\bperformed\b"),
+    ("medication", r"\bprescri\w*|\bmedications?\b|\bmedicines?\b|\bmeds?\b|\bdrugs?\b|\btaking\b|\btakes?\b|\bdos(?:e|es|age|ing)\b|"
+                   r"\b\d+\s*(?:mg|mcg|g|units?)\b|\btablets?\b|\bpills?\b|\badministered\b|\bdispensed\b|\brefills?\b|\bstarted on\b|\bput on\b|\bon\b"),
+    ("condition", r"\bdiagnos\w*|\bconditions?\b|\bproblems?\b|\bhistory of\b|\bhx\b|\bdisease\b|\bdisorders?\b|\bsuffer\w*|\bcomorbid\w*"),
+    ("note", r"\bnotes?\b|\bdocumented\b|\bmentioned\b|\bcharted\b"),
+    ("observation", r"\blabs?\b|\bmeasur\w*|\btested\b|\bchecked\b|\breadings?\b|\bvitals?\b|\blevels?\b|\bvalues?\b|\bresults?\b|\bscores?\b"),
+]
+DEFAULT_VIEW_ORDER = ["observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy"]
+
+_OPS = [
+    (r"(?:greater than or equal to|at least|no less than|>=|≥|or more|or higher|or above)", ">="),
+    (r"(?:less than or equal to|at most|no more than|<=|≤|or less|or lower|or below)", "<="),
+    (r"(?:above|over|greater than|more than|higher than|exceed(?:ed|s|ing)?|>|in excess of|elevated above|go(?:ne)? above|went above|rose above)", ">"),
+    (r"(?:below|under|less than|lower than|<|fell below|dropped below|go(?:ne)? below|went below|dip(?:ped)? below)", "<"),
+    (r"(?:equal to|exactly|=)", "=="),
+]
+_NUMBER = r"(-?\d+(?:\.\d+)?)"
+_UNIT_AFTER = r"\s*(%|mg/dl|mmol/l|mg|g|mcg|kg|lbs?|cm|mmhg|mm\[hg\]|bpm|/min|meq/l|units?|u/l|g/dl|ng/ml|pg/ml)?"
+
+_PERSPECTIVE = r"\b(?:my|mine|i|me|her|his|him|their|them|she|he|they|the patient'?s?|this patient'?s?|patient'?s?|pt'?s?|the pt)\b"
+
+# Words that carry intent or grammar, never the clinical entity.
+_STOP = set(
+    """
+    what whats what's which who whom whose when where why how is was were are be been being am do does did done has have had
+    having ever any anything some the a an of for in on at to from by with within during over since until till through
+    and or than then that this these those there it its value values level levels result results reading readings number
+    numbers count counts times time many much often frequently total sum average mean avg median highest lowest maximum
+    minimum max min peak nadir largest smallest first last latest most recent current currently initial earliest
+    baseline newest oldest previous prior date dates day days week weeks month months year years ago long since
+    tell show give list me please patient patients pt recorded record records measured measurement measurements
+    test tests tested checked check taken take taking took get got prescribed prescription prescriptions given
+    received diagnosed diagnosis diagnoses condition conditions problem problems history hx documented chart
+    charted noted medication medications meds med drug drugs medicine medicines active ongoing status value
+    change changed changes difference differ delta trend trending increase increased increasing decrease decreased
+    decreasing go went gone up down rise rose fall fell improve improved improving worse worsen worsening better
+    ever anytime point all there lab labs vital vitals compared between across overall still now so far yet
+    visit visits encounter encounters admission admissions procedure procedures vaccine vaccines immunization
+    immunizations shot shots performed underwent undergone started start starting began begin initiated put
+    daily dose doses dosage per each a day/ mg done had having been new kind type types was
+    """.split()
+)
+
+
+@dataclass
+class Comparison:
+    """A threshold in the question: ``op`` (>, >=, <, <=, ==) and the number, with its unit if written."""
+
+    op: str
+    value: float
+    unit: str | None = None
+
+
+@dataclass
+class ParsedQuestion:
+    """What the offline backend understood; every field is visible in the answer's trace."""
+
+    text: str
+    intent: str = "value"
+    position: str = "last"  # first | last (value, time_of, after_drug)
+    aggregate: str | None = None  # mean | max | min | median | sum
+    entity: str = ""
+    views: list[str] = field(default_factory=list)  # views to try, in order
+    window: Window | None = None
+    comparison: Comparison | None = None
+    encounter_class: str | None = None
+    drug: str | None = None  # after_drug: the drug whose start anchors the window
+    at_time: datetime | None = None  # active_list at a date
+    time_unit: str = "days"
+    demographic: str | None = None  # birth_date | gender | name | deceased
+    lookup_name: str | None = None
+    lookup_birth: str | None = None
+    list_kind: str | None = None  # conditions | medications | allergies | immunizations …
+    notes: list[str] = field(default_factory=list)
+
+    def to_trace(self) -> dict:
+        """A JSON-ready summary for the answer's trace."""
+        return {
+            "intent": self.intent, "position": self.position, "aggregate": self.aggregate, "entity": self.entity,
+            "views": self.views, "window": self.window.label if self.window else None,
+            "comparison": (self.comparison.op, self.comparison.value, self.comparison.unit) if self.comparison else None,
+            "encounter_class": self.encounter_class, "drug": self.drug,
+            "at_time": self.at_time.isoformat() if self.at_time else None, "time_unit": self.time_unit,
+            "demographic": self.demographic, "list_kind": self.list_kind,
+        }
+
+
+_ENCOUNTER_CLASSES = [
+    ("IMP", r"\binpatient\b|\badmissions?\b|\badmitted\b|\bhospitali[sz]\w*|\bhospital stays?\b|\bstays?\b"),
+    ("EMER", r"\bemergency\b|\b(?:er|ed)\b|\bcasualty\b|\burgent\b"),
+    ("AMB", r"\bambulatory\b|\boutpatient\b|\boffice\b|\bclinic\b|\bprimary care\b"),
+    ("VR", r"\bvirtual\b|\btele(?:health|medicine|visit)\w*\b|\bvideo\b"),
+    ("HH", r"\bhome health\b|\bhome visits?\b"),
+    ("WELLNESS", r"\bwellness\b|\bcheck-?ups?\b|\bphysicals?\b|\bannual exam\b"),
+]
+
+
+def _normalize(text: str) -> str:
+    text = text.lower().replace("’", "'").replace("‘", "'")
+    text = re.sub(r"[?!]+", " ", text)
+    text = re.sub(r"\s+", " ", text)
+    return text.strip()
+
+
+def parse(question: str, now: datetime) -> ParsedQuestion:
+    """Parse ``question`` (asked at ``now``) into a :class:`ParsedQuestion`."""
+    text = _normalize(question)
+    pq = ParsedQuestion(text=question)
+    rest = text
+
+    if _parse_lookup(pq, text):
+        return pq
+
+    # after-drug anchors come first: "first A1c after starting metformin" holds a second entity
+    drug_match = re.search(
+        r"\b(?:after|since|following|post)\s+(?:(?:she|he|they|i|the patient|pt)\s+(?:was\s+|were\s+)?(?:started|began|begun|initiated|put)\s+(?:on\s+|taking\s+)?|"
+        r"(?:starting|beginning|initiating|initiation of|the start of|start of|being (?:started|put) on|going on|taking)\s+)"
+        r"(?P<drug>[a-z0-9][a-z0-9 /\-]*?)(?=\s+(?:was|were|in|on|during|over|within)\b|$)",
+        rest,
+    ) or re.search(
+        r"\b(?:after|since|following)\s+(?P<drug>[a-z0-9][a-z0-9 /\-]*?)\s+(?:was|were)\s+(?:started|prescribed|initiated|begun|ordered)\b",
+        rest,
+    )
+    if drug_match:
+        pq.intent = "after_drug"
+        pq.drug = drug_match.group("drug").strip()
+        rest = rest[: drug_match.start()] + " " + rest[drug_match.end() :]
+
+    time_match = find_window(rest, now)
+    if time_match:
+        pq.window = time_match.window
+        rest = rest[: time_match.start] + " " + rest[time_match.end :]
+
+    comparison = _find_comparison(rest)
+    if comparison:
+        pq.comparison, span = comparison
+        rest = rest[: span[0]] + " " + rest[span[1] :]
+
+    _classify(pq, rest, now)
+    pq.views = _view_order(rest, pq)
+    pq.entity = _entity(rest, pq)
+    return pq
+
+
+def _find_comparison(text: str) -> tuple[Comparison, tuple[int, int]] | None:
+    for pattern, op in _OPS:
+        m = re.search(rf"(?:{pattern})\s*(?:a |the )?(?:value of |level of )?{_NUMBER}{_UNIT_AFTER}", text)
+        if m:
+            return Comparison(op, float(m.group(1)), m.group(2)), m.span()
+    m = re.search(rf"{_NUMBER}{_UNIT_AFTER}\s*(?:or (?:more|higher|above|greater)|\+)", text)
+    if m:
+        return Comparison(">=", float(m.group(1)), m.group(2)), m.span()
+    return None
+
+
+def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
+    """Intent, position, aggregate and their parameters from cue words."""
+    first = re.search(r"\b(?:first|initial|earliest|baseline|original|oldest|1st)\b", text)
+    pq.position = "first" if first else "last"
+    if pq.intent == "after_drug":
+        return
+
+    if re.search(r"\bhow old\b|\bage\b|\byears old\b", text) and not re.search(r"\bage of onset\b", text):
+        pq.intent = "age"
+        return
+    demographic = _demographic(text)
+    if demographic:
+        pq.intent, pq.demographic = "demographic", demographic
+        return
+    if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|\bin a day\b", text) \
+            and not re.search(r"\bhow many times a day\b", text):
+        pq.intent = "daily_dose"
+        return
+    if re.search(r"\btrend\w*\b|\bimprov\w*\b|\bworsen\w*\b|\bgetting (?:better|worse)\b|\bgoing (?:up|down)\b|\btrajectory\b|"
+                 r"\b(?:rising|falling)\b|\bincreasing or decreasing\b|\bup or down\b|\bstable\b", text):
+        pq.intent = "trend"
+        return
+    if re.search(r"\bchang\w*\b|\bdifference\b|\bdiffer\b|\bdelta\b|\bhow much (?:did|has|have|had)\b.*\b(?:go|gone|went|rise|rose|risen|fall|fell|fallen|drop|dropped|increase|increased|decrease|decreased|improve|improved)\b", text):
+        pq.intent = "change"
+        return
+    since = re.search(r"\bhow long (?:ago|since|has it been)\b|\bhow many (days|weeks|months|years) (?:since|ago|has it been|have passed|elapsed)\b|"
+                      r"\b(?:time|days|weeks|months|years) since\b|\bhow (?:many (days|weeks|months|years) )?ago\b", text)
+    if since:
+        pq.intent = "time_since"
+        unit = since.group(1) or since.group(2) or re.search(r"\b(days|weeks|months|years)\b", text) and re.search(r"\b(days|weeks|months|years)\b", text).group(1)  # type: ignore[union-attr]
+        pq.time_unit = unit or "days"
+        return
+    if re.search(r"^(?:when|on what (?:date|day)|what (?:date|day)|which (?:date|day))\b|\bwhen (?:was|were|did|is|has|had)\b|\bdate (?:of|when)\b|\bwhat time\b", text):
+        pq.intent = "time_of"
+        return
+    active = re.search(r"\b(?:active|current|ongoing|present)\s+(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions?|allergies|drugs)\b|"
+                       r"\b(?:what|which|list)\b.*\b(conditions?|problems?|diagnos[ie]s|medications?|meds|drugs|allergies)\b.*\b(?:active|currently|taking|on|have|has|had)\b", text)
+    if active and not re.search(r"\bhow many\b", text):
+        kind = (active.group(1) or active.group(2) or "").rstrip("s")
+        pq.intent = "active_list"
+        pq.list_kind = "medication" if kind.startswith(("medic", "med", "prescri", "drug")) else ("allergy" if kind.startswith("allerg") else "condition")
+        if pq.window and pq.window.end is not None and pq.window.start is not None:
+            pq.at_time = pq.window.end
+        pq.window = None
+        return
+    if re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|\bcount of\b|\bhow many times\b|\btotal number\b", text):
+        pq.intent = "count"
+        pq.encounter_class = _encounter_class(text)
+        return
+    agg = _aggregate(text)
+    if pq.comparison and (agg is None or re.search(r"\bever\b|\bany\b|\bat any\b|^(?:did|was|were|has|have|had|is|are)\b", text)):
+        pq.intent = "threshold"
+        return
+    if agg:
+        pq.intent, pq.aggregate = "aggregate", agg
+        return
+    if re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any)\b|\bever\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b", text):
+        pq.intent = "exists"
+        return
+    if re.search(r"\b(?:what|which|list)\b.*\b(?:vaccines|immunizations|procedures|allergies|conditions|medications|diagnoses)\b", text):
+        pq.intent = "list_items"
+        return
+    pq.intent = "value"
+
+
+def _aggregate(text: str) -> str | None:
+    for op, pattern in (
+        ("mean", r"\baverage\b|\bmean\b|\bavg\b|\btypical\b"),
+        ("median", r"\bmedian\b"),
+        ("max", r"\bhighest\b|\bmaximum\b|\bmax\b|\bpeak\b|\blargest\b|\bgreatest\b|\btop\b|\bworst\b"),
+        ("min", r"\blowest\b|\bminimum\b|\bmin\b|\bnadir\b|\bsmallest\b|\bleast\b"),
+        ("sum", r"\btotal\b|\bsum\b|\bcumulative\b"),
+    ):
+        if re.search(pattern, text):
+            return op
+    return None
+
+
+def _demographic(text: str) -> str | None:
+    if re.search(r"\bdate of birth\b|\bdob\b|\bbirth ?date\b|\bbirthday\b|\bwhen was .* born\b|\bborn\b", text):
+        return "birth_date"
+    if re.search(r"\bgender\b|\bsex\b|\bmale or female\b", text):
+        return "gender"
+    if re.search(r"\b(?:date of death|when did .* die|deceased|died|pass(?:ed)? away)\b", text):
+        return "deceased"
+    if re.search(r"\bwhat(?:'s| is)\b.*\bname\b|\bfull name\b|\bwho is (?:the|this) patient\b", text):
+        return "name"
+    return None
+
+
+def _encounter_class(text: str) -> str | None:
+    for code, pattern in _ENCOUNTER_CLASSES:
+        if re.search(pattern, text):
+            return code
+    return None
+
+
+def _view_order(text: str, pq: ParsedQuestion) -> list[str]:
+    hinted = [view for view, pattern in _VIEW_CUES if re.search(pattern, text)]
+    if pq.intent == "count" and pq.encounter_class:
+        hinted.insert(0, "encounter")
+    if pq.intent in ("trend", "change", "aggregate", "threshold", "value") and not hinted:
+        hinted = ["observation"]
+    if pq.intent == "daily_dose":
+        hinted.insert(0, "medication")
+    order = list(dict.fromkeys(hinted + DEFAULT_VIEW_ORDER))
+    if "on" in text.split() and hinted and hinted[0] == "medication" and len(hinted) > 1:
+        # "on" alone is a weak medication cue ("on admission", "on 2019-01-02")
+        order.remove("medication")
+        order.insert(1, "medication")
+    return order
+
+
+def _entity(text: str, pq: ParsedQuestion) -> str:
+    text = re.sub(_PERSPECTIVE, " ", text)
+    text = re.sub(r"\b\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b", " ", text) if pq.intent != "value" else text
+    words = [w.strip(".,;:'\"()") for w in text.split()]
+    kept = [w for w in words if w and w not in _STOP and not re.fullmatch(r"[\d.]+", w)]
+    if pq.intent == "count" and pq.encounter_class:
+        kept = [w for w in kept if not re.fullmatch(r"inpatient|emergency|er|ed|ambulatory|outpatient|office|clinic|"
+                                                     r"hospitali[sz]\w*|admitted|stays?|wellness|virtual|urgent", w)]
+    return " ".join(kept)
+
+
+def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
+    """Patient lookup by name and birth date ("find the patient named Ana Diaz born 1970-03-02")."""
+    m = re.search(
+        r"\b(?:patient (?:id|identifier)|id of|which patient|find (?:the )?patient|look ?up|identify (?:the )?patient|patient named|record for)\b",
+        text,
+    )
+    if not m:
+        return False
+    name = re.search(r"\b(?:named|called|name is|for|of)\s+(?P<name>[a-z][a-z'\-]+(?:\s+[a-z][a-z'\-]+){0,3}?)(?=\s*(?:,|\(|born|dob|with|who|$))", text)
+    born = re.search(rf"\b(?:born(?: on)?|dob|date of birth|birth ?date)\s*(?:is |of |:)?\s*(?P<date>{DATE})", text)
+    pq.intent = "lookup"
+    pq.lookup_name = name.group("name").strip() if name else None
+    if born:
+        span = parse_date(born.group("date"))
+        pq.lookup_birth = span.start.date().isoformat() if span else None
+    return True

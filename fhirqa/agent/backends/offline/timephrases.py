@@ -1,0 +1,206 @@
+"""Time phrases in questions → explicit windows, resolved against ``now``.
+
+"in the last 6 months", "past year", "since March 2018", "in 2017", "between 1/2/2016 and
+2017-06-30", "before 2019-01-01", "on 3 May 2019", "yesterday", "this year". The matched text is
+returned so the parser can remove it before looking for the clinical entity.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+_MONTHS["sept"] = 9
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "eighteen": 18, "twenty": 20,
+    "thirty": 30, "few": 3, "couple of": 2, "couple": 2,
+}
+_UNIT = r"(days?|weeks?|wks?|months?|mos?|years?|yrs?|hours?|hrs?)"
+_AMOUNT = r"(\d+|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
+
+# A date in any of the formats people type; named groups are read by _to_date.
+DATE = (
+    r"(?:(?P<iso>\d{4}-\d{1,2}-\d{1,2})(?:[t ]\d{1,2}:\d{2}(?::\d{2})?(?:z|[+-]\d{2}:?\d{2})?)?"
+    r"|(?P<us>\d{1,2}/\d{1,2}/\d{2,4})"
+    rf"|(?P<mdy>{_MONTH})\.? (?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<mdy_y>\d{{4}})"
+    rf"|(?P<dmy_d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<dmy>{_MONTH})\.?,? (?P<dmy_y>\d{{4}})"
+    rf"|(?P<my>{_MONTH})\.?,? (?P<my_y>\d{{4}})"
+    r"|(?P<ym>\d{4}-\d{1,2})(?!\d|-)"
+    r"|(?P<y>(?:19|20)\d{2}))"
+)
+
+
+@dataclass(frozen=True)
+class Window:
+    """An inclusive time window; either end may be open. ``label`` says it the way the question did."""
+
+    start: datetime | None
+    end: datetime | None
+    label: str
+    anchor: str | None = None  # "last_admission": scope to the most recent inpatient encounter
+
+    def contains(self, when: datetime) -> bool:
+        """True when ``when`` falls inside the window."""
+        return (self.start is None or when >= self.start) and (self.end is None or when <= self.end)
+
+
+@dataclass(frozen=True)
+class DateSpan:
+    """A date phrase as a span: a day, a month or a year."""
+
+    start: datetime
+    end: datetime  # inclusive end (last microsecond of the span)
+
+
+def _day_start(d: date) -> datetime:
+    return datetime.combine(d, time.min, tzinfo=UTC)
+
+
+def _day_end(d: date) -> datetime:
+    return datetime.combine(d, time.max, tzinfo=UTC)
+
+
+def _span(groups: dict[str, str | None]) -> DateSpan | None:
+    try:
+        if groups.get("iso"):
+            y, m, d = (int(x) for x in groups["iso"].split("-"))  # type: ignore[union-attr]
+            day = date(y, m, d)
+            return DateSpan(_day_start(day), _day_end(day))
+        if groups.get("us"):
+            m, d, y = (int(x) for x in groups["us"].split("/"))  # type: ignore[union-attr]
+            y = y + 2000 if y < 100 and y < 50 else (y + 1900 if y < 100 else y)
+            day = date(y, m, d)
+            return DateSpan(_day_start(day), _day_end(day))
+        if groups.get("mdy"):
+            day = date(int(groups["mdy_y"]), _MONTHS[groups["mdy"][:3]], int(groups["mdy_d"]))  # type: ignore[index,arg-type]
+            return DateSpan(_day_start(day), _day_end(day))
+        if groups.get("dmy"):
+            day = date(int(groups["dmy_y"]), _MONTHS[groups["dmy"][:3]], int(groups["dmy_d"]))  # type: ignore[index,arg-type]
+            return DateSpan(_day_start(day), _day_end(day))
+        if groups.get("my") or groups.get("ym"):
+            if groups.get("my"):
+                y, m = int(groups["my_y"]), _MONTHS[groups["my"][:3]]  # type: ignore[index,arg-type]
+            else:
+                y, m = (int(x) for x in groups["ym"].split("-"))  # type: ignore[union-attr]
+            last = calendar.monthrange(y, m)[1]
+            return DateSpan(_day_start(date(y, m, 1)), _day_end(date(y, m, last)))
+        if groups.get("y"):
+            y = int(groups["y"])  # type: ignore[arg-type]
+            return DateSpan(_day_start(date(y, 1, 1)), _day_end(date(y, 12, 31)))
+    except (ValueError, KeyError):
+        return None
+    return None
+
+
+def parse_date(text: str) -> DateSpan | None:
+    """The span of a single date phrase ("March 4, 2019", "2019-03", "2018"), or None."""
+    match = re.fullmatch(DATE, text.strip().lower())
+    return _span(match.groupdict()) if match else None
+
+
+def shift(moment: datetime, amount: int, unit: str) -> datetime:
+    """``moment`` moved back by ``amount`` units (calendar arithmetic for months and years)."""
+    unit = unit.rstrip("s")
+    if unit in ("day", "d"):
+        return moment - timedelta(days=amount)
+    if unit in ("week", "wk"):
+        return moment - timedelta(weeks=amount)
+    if unit in ("hour", "hr"):
+        return moment - timedelta(hours=amount)
+    months = amount * 12 if unit in ("year", "yr") else amount
+    year, month = divmod(moment.month - 1 - months, 12)
+    year += moment.year
+    month += 1
+    day = min(moment.day, calendar.monthrange(year, month)[1])
+    return moment.replace(year=year, month=month, day=day)
+
+
+def _amount(text: str) -> int:
+    text = text.strip()
+    return int(text) if text.isdigit() else _NUMBER_WORDS.get(text, 1)
+
+
+_RELATIVE = re.compile(
+    rf"\b(?:in|over|during|within|for|from)?\s*(?:the\s+)?(?:last|past|previous|prior|preceding)\s+(?:{_AMOUNT}\s+)?{_UNIT}\b"
+)
+_AGO = re.compile(rf"\b{_AMOUNT}\s+{_UNIT}\s+ago\b")
+_BETWEEN = re.compile(rf"\b(?:between|from)\s+(?P<a>{DATE})\s+(?:and|to|until|through|-)\s+(?P<b>{DATE.replace('?P<', '?P<b_')})")
+_SINCE = re.compile(rf"\b(?:since|after|from|starting(?: in| on)?)\s+(?P<a>{DATE})")
+_BEFORE = re.compile(rf"\b(?:before|prior to|until|up to|by)\s+(?P<a>{DATE})")
+_ON = re.compile(rf"\b(?:on|in|during|for|of|at|as of)\s+(?P<a>{DATE})")
+_BARE_DATE = re.compile(rf"(?P<a>{DATE})")
+_THIS = re.compile(r"\b(?:this|the current)\s+(year|month|week)\b")
+_LAST_ADMISSION = re.compile(
+    r"\b(?:during|in|on|over|throughout|for)\s+(?:the\s+|her\s+|his\s+|my\s+|their\s+)?(?:last|latest|most recent|recent|current)\s+"
+    r"(?:admission|hospitali[sz]ation|hospital stay|inpatient stay|stay|hospital visit)\b"
+)
+
+
+@dataclass(frozen=True)
+class TimeMatch:
+    """A window and the characters of the question it came from."""
+
+    window: Window
+    start: int
+    end: int
+    kind: str  # relative, between, since, before, on, this, today, yesterday, admission, ago
+
+
+def _b_groups(groups: dict[str, str | None]) -> dict[str, str | None]:
+    return {k[2:]: v for k, v in groups.items() if k.startswith("b_")}
+
+
+def find_window(text: str, now: datetime) -> TimeMatch | None:
+    """The first time phrase in lower-cased ``text`` as a window relative to ``now``."""
+    if m := _LAST_ADMISSION.search(text):
+        return TimeMatch(Window(None, None, "during the last admission", anchor="last_admission"), *m.span(), "admission")
+    if m := _BETWEEN.search(text):
+        a, b = _span(m.groupdict()), _span(_b_groups(m.groupdict()))
+        if a and b:
+            return TimeMatch(Window(a.start, b.end, f"between {a.start.date()} and {b.end.date()}"), *m.span(), "between")
+    if m := _RELATIVE.search(text):
+        amount = _amount(m.group(1) or "1")
+        start = shift(now, amount, m.group(2))
+        unit = m.group(2).rstrip("s")
+        return TimeMatch(Window(start, now, f"in the last {amount} {unit}{'s' if amount != 1 else ''}"), *m.span(), "relative")
+    if m := _AGO.search(text):
+        amount = _amount(m.group(1))
+        moment = shift(now, amount, m.group(2))
+        day = moment.date()
+        return TimeMatch(Window(_day_start(day), _day_end(day), f"{amount} {m.group(2)} ago"), *m.span(), "ago")
+    if m := _THIS.search(text):
+        unit = m.group(1)
+        if unit == "year":
+            start = _day_start(date(now.year, 1, 1))
+        elif unit == "month":
+            start = _day_start(date(now.year, now.month, 1))
+        else:
+            start = _day_start(now.date() - timedelta(days=now.weekday()))
+        return TimeMatch(Window(start, now, f"this {unit}"), *m.span(), "this")
+    if m := re.search(r"\btoday\b", text):
+        return TimeMatch(Window(_day_start(now.date()), now, "today"), *m.span(), "today")
+    if m := re.search(r"\byesterday\b", text):
+        day = now.date() - timedelta(days=1)
+        return TimeMatch(Window(_day_start(day), _day_end(day), "yesterday"), *m.span(), "yesterday")
+    if m := _SINCE.search(text):
+        a = _span(m.groupdict())
+        if a:
+            word = m.group(0).split()[0]
+            start = a.end if word == "after" else a.start
+            return TimeMatch(Window(start, now, f"since {a.start.date()}"), *m.span(), "since")
+    if m := _BEFORE.search(text):
+        a = _span(m.groupdict())
+        if a:
+            return TimeMatch(Window(None, a.start - timedelta(microseconds=1), f"before {a.start.date()}"), *m.span(), "before")
+    if m := _ON.search(text) or _BARE_DATE.search(text):
+        a = _span(m.groupdict())
+        if a:
+            label = f"on {a.start.date()}" if (a.end - a.start) < timedelta(days=2) else f"in {m.group('a')}"
+            return TimeMatch(Window(a.start, a.end, label), *m.span(), "on")
+    return None

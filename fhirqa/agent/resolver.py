@@ -1,0 +1,181 @@
+"""Resolve what a question calls an item ("A1c", "K", "lasix", "sbp") to the record's own item names.
+
+Passes, first hit wins: codes named in the question; exact name; the lexicon (abbreviations,
+synonyms, brand → generic, with their codes); word containment on names stripped of specimen and
+method qualifiers; character-bigram similarity above a threshold. When nothing matches, the nearest
+names come back as candidates so the caller can say what the record does hold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
+from fhirqa.agent.tools.base import Resolution
+
+# Words that describe a measurement rather than name it ("potassium level", "a1c result").
+_FILLER = frozenset(
+    "level levels value values result results reading readings test tests measurement measurements "
+    "lab labs number score the a an of my her his their patient patients s".split()
+)
+# Specimen / property / method qualifiers in LOINC-style names that do not tell analytes apart.
+_QUALIFIERS = re.compile(
+    r"\[[^\]]*\]|\([^)]*\)|\b(?:in|by|from)\s+(?:serum|plasma|blood|urine|serum or plasma|arterial blood|venous blood|"
+    r"capillary blood|body fluid)\b.*$|\bby (?:automated count|calculation|manual count|test strip|cdc|ckd-epi|mdrd)\b.*$"
+)
+_TOKEN = re.compile(r"[a-z0-9]+")
+FUZZY_THRESHOLD = 0.62
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word tokens with a light plural stem ("platelets" → "platelet")."""
+    out = []
+    for token in _TOKEN.findall(text.lower()):
+        if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+            token = token[:-1]
+        out.append(token)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def core_name(name: str) -> str:
+    """An item name without specimen/method qualifiers: "Glucose [Mass/volume] in Blood" → "glucose"."""
+    stripped = _QUALIFIERS.sub(" ", name.lower())
+    return " ".join(tokens(stripped)) or " ".join(tokens(name))
+
+
+def bigrams(text: str) -> set[str]:
+    """Character bigrams of a squashed string."""
+    squashed = re.sub(r"[^a-z0-9]", "", text.lower())
+    return {squashed[i : i + 2] for i in range(len(squashed) - 1)} or {squashed}
+
+
+def dice(a: str, b: str) -> float:
+    """Dice coefficient of character bigrams, 0..1."""
+    x, y = bigrams(a), bigrams(b)
+    return 2 * len(x & y) / (len(x) + len(y)) if x and y else 0.0
+
+
+def _phrase_tokens(phrase: str) -> list[str]:
+    return [t for t in tokens(phrase) if t not in _FILLER]
+
+
+def _containment(phrase_tokens: list[str], names: Iterable[str]) -> list[tuple[float, str]]:
+    """Names whose core holds every phrase token (or is held by the phrase), scored by tightness."""
+    want = set(phrase_tokens)
+    scored = []
+    for name in names:
+        have = set(core_name(name).split())
+        if not have or not want:
+            continue
+        if want <= have or (have <= want and len(have) >= 1 and len(have & want) >= max(1, len(want) - 1)):
+            scored.append((len(want & have) / max(len(have), len(want)), name))
+    return sorted(scored, reverse=True)
+
+
+class ConceptResolver:
+    """Callable ``(view, phrase, names) -> Resolution`` over one patient's items.
+
+    ``codes_of(view)`` gives ``{item name: {codes}}`` for code matching; ``lexicon`` expands
+    clinician words (``expand(phrase) -> [Expansion(term, codes, source)]``) and may be None.
+    """
+
+    def __init__(
+        self,
+        codes_of: Callable[[str], dict[str, set[str]]] | None = None,
+        lexicon: object | None = None,
+        children_of: Callable[[str], dict[str, list[str]]] | None = None,
+    ):
+        self.codes_of = codes_of or (lambda view: {})
+        self.children_of = children_of or (lambda view: {})
+        self.lexicon = lexicon if lexicon is not None else _default_lexicon()
+
+    def __call__(self, view: str, phrase: str, names: list[str]) -> Resolution:
+        resolution = self._resolve(view, phrase, names)
+        # A panel (blood pressure) carries no value of its own: it means its components.
+        children = self.children_of(view)
+        if resolution.matched and any(children.get(n) for n in resolution.matched):
+            expanded: list[str] = []
+            for name in resolution.matched:
+                expanded.extend(children.get(name) or [name])
+            resolution.matched = list(dict.fromkeys(expanded))
+            resolution.how += "+components"
+        return resolution
+
+    def _resolve(self, view: str, phrase: str, names: list[str]) -> Resolution:
+        phrase = phrase.strip()
+        names = [n for n in dict.fromkeys(names) if n]
+        if not phrase or not names:
+            return Resolution([], names[:5])
+        lowered = phrase.lower()
+        codes = self.codes_of(view)
+
+        # 1. codes written in the question (LOINC 4548-4, RxNorm 314076, SNOMED 44054006)
+        literal = set(re.findall(r"\b\d{3,9}(?:-\d)?\b", phrase))
+        by_code = [n for n in names if literal & codes.get(n, set())]
+        if by_code:
+            return Resolution(by_code, how="code")
+        # 2. exact name, or exact core name
+        exact = [n for n in names if n.lower() == lowered or core_name(n) == " ".join(_phrase_tokens(phrase))]
+        if exact:
+            return Resolution(exact, how="exact")
+        # 3. lexicon: codes first, then the canonical terms by containment
+        for expansion in self._expand(phrase):
+            coded = [n for n in names if set(getattr(expansion, "codes", ()) or ()) & codes.get(n, set())]
+            if coded:
+                return Resolution(coded, how=f"lexicon-code:{getattr(expansion, 'source', '')}")
+        for expansion in self._expand(phrase):
+            hits = _containment(_phrase_tokens(getattr(expansion, "term", "")), names)
+            if hits:
+                return Resolution(self._best(hits, view), how=f"lexicon:{getattr(expansion, 'source', '')}")
+        # 4. the phrase's own words
+        hits = _containment(_phrase_tokens(phrase), names)
+        if hits:
+            return Resolution(self._best(hits, view), how="words")
+        # 5. spelling: bigram similarity against whole names, cores and single words of names
+        scored = sorted(((self._similarity(phrase, n), n) for n in names), reverse=True)
+        top = scored[0][0]
+        if top >= FUZZY_THRESHOLD:
+            best = [n for s, n in scored if s >= top - 0.02]
+            cores = {core_name(n) for n in best}
+            if len(cores) > 1 and view == "observation":
+                return Resolution([], [n for _, n in scored[:5]], ambiguous=True, how="fuzzy")
+            return Resolution(best, how="fuzzy")
+        return Resolution([], [n for _, n in scored[:5]], how="none")
+
+    def _expand(self, phrase: str) -> list[object]:
+        if self.lexicon is None:
+            return []
+        try:
+            return list(self.lexicon.expand(phrase))  # type: ignore[attr-defined]
+        except AttributeError:
+            return []
+
+    @staticmethod
+    def _similarity(phrase: str, name: str) -> float:
+        core = core_name(name)
+        words = core.split()
+        best = max(dice(phrase, name), dice(phrase, core))
+        if words:
+            best = max(best, max(dice(phrase, w) for w in words) - 0.05)
+        return best
+
+    @staticmethod
+    def _best(hits: list[tuple[float, str]], view: str) -> list[str]:
+        """Every name as tight as the best match; for drugs, every product of the same drug."""
+        if view in ("medication", "immunization"):
+            return [n for _, n in hits]
+        top = hits[0][0]
+        return [n for s, n in hits if s >= top - 1e-9]
+
+
+def _default_lexicon() -> object | None:
+    try:
+        from fhirqa.agent.lexicon import Lexicon
+    except ImportError:
+        return None
+    try:
+        return Lexicon.load()
+    except Exception:  # noqa: BLE001 - a missing lexicon degrades matching; it must not stop answering
+        return None
