@@ -1,0 +1,5 @@
+"""``python -m fhirqa.synth``."""
+
+from .cli import main
+
+raise SystemExit(main())
