@@ -20,12 +20,13 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from . import operators
 from .errors import FHIRPathError
 from .parser import Binary, Call, ExtConst, Indexer, Invoke, Literal, Member, TypeOp, Unary, Var, parse
-from .values import CHOICE_SUFFIXES, choice_key, matches_type, normalize_type_name
+from .values import CHOICE_SUFFIXES, choice_key, matches_type, normalize_type_name, reference_key
 
 Expr = Callable[[list, "Env"], list]
 Inv = Callable[[list, list, "Env"], list]
@@ -53,7 +54,10 @@ CHOICE_BASES = frozenset(
 )
 
 # Chain step kinds (small ints compare fastest).
-MEMBER, CHOICE, FIRST, LAST, INDEX, TYPE, OFTYPE = range(7)
+# FIRST and LAST must stay right after MEMBER: walk() tests `kind <= LAST`.
+MEMBER, FIRST, LAST, CHOICE, REFKEY, INDEX, TYPE, OFTYPE = range(8)
+_TRUE = [True]
+_FALSE = [False]
 
 _SPECIAL_CONSTANTS = {
     "ucum": "http://unitsofmeasure.org",
@@ -105,12 +109,13 @@ def _choice_all(coll: list, key: str, base: str, type_name: str) -> list:
     return out
 
 
-def walk(inp: list, steps: tuple) -> list:
+def walk(inp: list, env: Env | None, steps: tuple) -> list:
     """Run a fused chain of navigation steps over ``inp``.
 
     While exactly one item is in flight the walk works on that item directly (``cur``)
     instead of building lists; it switches to list mode (``coll``) only when an element
-    repeats.
+    repeats, and back when a step leaves a single item. Branches are ordered by how
+    often they occur in real views (member access first).
     """
     coll: list | None
     if len(inp) == 1:
@@ -126,56 +131,72 @@ def walk(inp: list, steps: tuple) -> list:
                 if v is None and (not b or (v := _scan_choice(cur, a)) is None):
                     return []
                 if type(v) is list:
-                    if len(v) == 1:
+                    n = len(v)
+                    if n == 1:
                         cur = v[0]
                         if cur is None:
                             return []
-                    elif not v:
+                    elif n == 0:
                         return []
                     else:
                         coll = v if None not in v else [x for x in v if x is not None]
                 else:
                     cur = v
+            elif kind <= LAST:
+                continue  # first()/last() of a single item is that item
             elif kind == CHOICE:
                 if type(cur) is not dict:
                     return []
                 v = cur.get(a)
                 if v is None:
+                    if b[0] not in cur:
+                        return []
                     coll = _choice_all([cur], a, b[0], b[1])
+                    if len(coll) <= 1:
+                        if not coll:
+                            return []
+                        cur, coll = coll[0], None
                 elif type(v) is list:
                     coll = [x for x in v if x is not None]
+                    if len(coll) <= 1:
+                        if not coll:
+                            return []
+                        cur, coll = coll[0], None
                 else:
                     cur = v
-                    continue
+            elif kind == REFKEY:
+                cur = reference_key(cur, a)
+                if cur is None:
+                    return []
             elif kind == INDEX:
                 if a != 0:
                     return []
             elif kind == TYPE:
                 if type(cur) is not dict or cur.get("resourceType") != a:
                     return []
-            elif kind == OFTYPE:
-                if not matches_type(cur, a):
-                    return []
-            # FIRST / LAST on a single item: nothing to do.
+            elif not matches_type(cur, a):  # OFTYPE
+                return []
         else:
             if kind == MEMBER:
                 coll = _member_all(coll, a, b)
-            elif kind == CHOICE:
-                coll = _choice_all(coll, a, b[0], b[1])
             elif kind == FIRST:
                 coll = coll[:1]
             elif kind == LAST:
                 coll = coll[-1:]
+            elif kind == CHOICE:
+                coll = _choice_all(coll, a, b[0], b[1])
+            elif kind == REFKEY:
+                coll = [k for k in (reference_key(x, a) for x in coll) if k is not None]
             elif kind == INDEX:
                 coll = coll[a : a + 1] if a >= 0 else []
             elif kind == TYPE:
                 coll = [x for x in coll if type(x) is dict and x.get("resourceType") == a]
             else:
                 coll = [x for x in coll if matches_type(x, a)]
-        if coll is not None and len(coll) <= 1:
-            if not coll:
-                return []
-            cur, coll = coll[0], None
+            if len(coll) <= 1:
+                if not coll:
+                    return []
+                cur, coll = coll[0], None
     return [cur] if coll is None else coll
 
 
@@ -304,6 +325,9 @@ class Compiler:
                 pending.append((MEMBER, step.name, step.name in CHOICE_BASES))
             return True
         if isinstance(step, Call):
+            if step.name == "getReferenceKey" and len(step.args) <= 1:
+                pending.append((REFKEY, self.type_name(step.args[0]) if step.args else None, None))
+                return True
             if step.name in ("first", "last") and not step.args:
                 pending.append((FIRST if step.name == "first" else LAST, None, None))
                 return True
@@ -347,9 +371,15 @@ class Compiler:
             hint = None
         if pending:
             invs.append(_chain_inv(tuple(pending)))
-        if head_fn is None and only_chain and len(steps) > 0:
-            chain = tuple(pending)
-            return lambda focus, env: walk(focus, chain)
+        if head_fn is None and only_chain and steps:
+            # The common case: one fused chain, called without any wrapper frame.
+            return partial(walk, steps=tuple(pending))
+        if head_fn is None and len(invs) == 2 and isinstance(steps[-1], Call) and not steps[-1].args:
+            # `chain.exists()` / `chain.empty()`: test the chain result directly.
+            chain, name = getattr(invs[0], "steps", None), steps[-1].name
+            if chain is not None and name in ("exists", "empty"):
+                want = name == "exists"
+                return lambda focus, env: _TRUE if bool(walk(focus, env, chain)) is want else _FALSE
         return _sequence(head_fn, invs)
 
     def _dynamic_index(self, step: Indexer) -> Inv:
@@ -368,7 +398,11 @@ class Compiler:
 
 
 def _chain_inv(steps: tuple) -> Inv:
-    return lambda inp, focus, env: walk(inp, steps)
+    def chain(inp: list, focus: list, env: Env) -> list:
+        return walk(inp, env, steps)
+
+    chain.steps = steps  # type: ignore[attr-defined]
+    return chain
 
 
 def _sequence(head_fn: Expr | None, invs: list[Inv]) -> Expr:

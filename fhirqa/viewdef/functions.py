@@ -121,8 +121,41 @@ def _all(compiler: Compiler, args: tuple, hint: str | None) -> Inv:
     return lambda inp, focus, env: [all(to_bool(r, "all() criteria") for r in _each(inp, crit, env))]
 
 
+def _member_equals_literal(compiler: Compiler, node: Any) -> tuple[str, str] | None:
+    """Recognize ``name = 'text'`` (either order), the usual shape of a where() criterion."""
+    from .fhirpath import CHOICE_BASES
+    from .parser import Binary, Member
+
+    if not isinstance(node, Binary) or node.op != "=":
+        return None
+    for member, other in ((node.left, node.right), (node.right, node.left)):
+        const = compiler.constant(other)
+        if isinstance(member, Member) and member.name not in CHOICE_BASES and const and type(const[0]) is str:
+            text = const[0]
+            # Strings that may be dates compare by precision rules, not plainly: keep those generic.
+            if not text[:4].isdigit():
+                return member.name, text
+    return None
+
+
 @_register("where", 1, 1)
 def _where(compiler: Compiler, args: tuple, hint: str | None) -> Inv:
+    simple = _member_equals_literal(compiler, args[0])
+    if simple is not None:
+        key, text = simple
+
+        def where_equals(inp: list, focus: list, env: Env) -> list:
+            # Same result as the generic path: a list-valued element only matches as a
+            # singleton, and a missing element makes the criterion empty (not kept).
+            out = []
+            for x in inp:
+                if type(x) is dict:
+                    v = x.get(key)
+                    if v == text or (type(v) is list and len(v) == 1 and v[0] == text):
+                        out.append(x)
+            return out
+
+        return where_equals
     crit = compiler.compile(args[0])
 
     def where(inp: list, focus: list, env: Env) -> list:

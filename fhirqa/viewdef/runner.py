@@ -21,7 +21,6 @@ from .fhirpath import Compiler, Env, Expr
 from .parser import parse
 
 Gen = Callable[[list, Env, int], list[tuple]]
-Extractor = Callable[[list, Env], Any]
 
 _SQL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _RESOURCE_NAME = re.compile(r"^[A-Z][A-Za-z]*$")
@@ -70,7 +69,7 @@ class _Builder:
         except ViewDefinitionError as exc:
             raise ViewDefinitionError(f"{where}: invalid FHIRPath {source!r}: {exc}") from exc
 
-    def column(self, spec: Any, where: str) -> tuple[Column, Extractor]:
+    def column(self, spec: Any, where: str) -> tuple[Column, Expr]:
         if not isinstance(spec, dict):
             raise ViewDefinitionError(f"{where}: a column must be an object")
         name, path = spec.get("name"), spec.get("path")
@@ -84,21 +83,7 @@ class _Builder:
         if ctype is not None and not isinstance(ctype, str):
             raise ViewDefinitionError(f"{where}: 'type' must be a string")
         expr = self.expr(path, where)
-        col = Column(name, ctype, collection, path, spec.get("description"))
-        if collection:
-            return col, lambda focus, env: list(expr(focus, env))
-
-        def scalar(focus: list, env: Env) -> Any:
-            values = expr(focus, env)
-            if not values:
-                return None
-            if len(values) == 1:
-                return values[0]
-            raise ViewDefinitionError(
-                f"column {name!r} (path {path!r}) produced {len(values)} values but 'collection' is not true"
-            )
-
-        return col, scalar
+        return Column(name, ctype, collection, path, spec.get("description")), expr
 
     def register(self, columns: list[Column], where: str) -> None:
         for col in columns:
@@ -122,7 +107,7 @@ class _Builder:
         own = [self.column(c, _at(where, f"column[{i}]")) for i, c in enumerate(col_specs)]
         columns = [c for c, _ in own]
         self.register(columns, where)
-        extractors = [e for _, e in own]
+        extractors = [(e, c) for c, e in own]
 
         children: list[Gen] = []
         for i, child in enumerate(self._list(node, "select", where)):
@@ -216,22 +201,45 @@ class _Builder:
         return value
 
 
-def _body(extractors: list[Extractor], children: list[Gen]) -> Gen:
+def _too_many(col: Column, values: list) -> ViewDefinitionError:
+    return ViewDefinitionError(
+        f"column {col.name!r} (path {col.path!r}) produced {len(values)} values but 'collection' is not true"
+    )
+
+
+def _body(extractors: list[tuple[Expr, Column]], children: list[Gen]) -> Gen:
     """Rows for one focus: own columns x each child's rows (cross product)."""
-    ex = tuple(extractors)
+    # Scalar columns are unwrapped inline rather than through a per-column wrapper
+    # function: one Python frame less per cell is a large share of the hot path.
+    ex = tuple((expr, col.collection, col) for expr, col in extractors)
+
+    def own_row(focus: list, env: Env) -> tuple:
+        row = []
+        for expr, collection, col in ex:
+            values = expr(focus, env)
+            if collection:
+                row.append(list(values))
+            elif not values:
+                row.append(None)
+            elif len(values) == 1:
+                row.append(values[0])
+            else:
+                raise _too_many(col, values)
+        return tuple(row)
+
     if not children:
 
         def flat(focus: list, env: Env, idx: int) -> list[tuple]:
             env.row_index = idx
-            return [tuple([e(focus, env) for e in ex])]
+            return [own_row(focus, env)]
 
-        flat.flat_extractors = ex  # type: ignore[attr-defined]
+        flat.flat_extractors = extractors  # type: ignore[attr-defined]
         return flat
     kids = tuple(children)
 
     def nested(focus: list, env: Env, idx: int) -> list[tuple]:
         env.row_index = idx
-        parts = [[tuple([e(focus, env) for e in ex])]] if ex else []
+        parts = [[own_row(focus, env)]] if ex else []
         for kid in kids:
             rows = kid(focus, env, idx)
             if not rows:
@@ -321,9 +329,19 @@ class CompiledView:
             return []
         focus = [resource]
         env = Env(focus)
-        if self._where and not self._passes(focus, env):
-            return []
-        return self._gen(focus, env, 0)
+        try:
+            if self._where and not self._passes(focus, env):
+                return []
+            return self._gen(focus, env, 0)
+        except ViewDefinitionError as exc:
+            raise ViewDefinitionError(f"{exc} (in {self.resource}/{resource.get('id')})") from exc
+        except (TypeError, ValueError, ArithmeticError, IndexError, KeyError, re.error) as exc:
+            # Data the expression did not anticipate (e.g. substring() on a number): report it
+            # as a view error naming the resource instead of leaking a bare Python exception.
+            raise ViewDefinitionError(
+                f"evaluating view {self.name or self.resource!r} failed on {self.resource}/{resource.get('id')}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
 
     def iter_rows(self, resources: Iterable[dict]) -> Iterable[tuple]:
         """Rows of many resources, lazily."""
