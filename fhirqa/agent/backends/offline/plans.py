@@ -1,0 +1,557 @@
+"""Tool plans for parsed questions: the offline backend's policy, one generator per intent.
+
+A plan yields ``(tool name, arguments)`` and receives each tool's result, exactly like a model
+that calls tools turn by turn; the offline backend replays it over the conversation so far.
+Every number in the final answer comes out of a tool result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from fhirqa.agent.backends.offline.parser import ParsedQuestion
+
+Call = tuple[str, dict[str, Any]]
+Plan = Generator[Call, dict[str, Any], None]
+
+_MASS = {"mcg": 0.001, "ug": 0.001, "µg": 0.001, "mg": 1.0, "g": 1000.0, "kg": 1_000_000.0}
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return str(value)
+
+
+def _with_unit(value: Any, unit: str | None) -> str:
+    return f"{_fmt(value)} {unit}" if unit else _fmt(value)
+
+
+def _day(iso: str | None) -> str:
+    return (iso or "?")[:10]
+
+
+def final(answer: list[Any], text: str, status: str = "answered", unit: str | None = None) -> Call:
+    """The closing call."""
+    args: dict[str, Any] = {"answer": answer, "text": text, "status": status}
+    if unit:
+        args["unit"] = unit
+    return ("final_answer", args)
+
+
+def find_records(pq: ParsedQuestion, views: list[str] | None = None, entity: str | None = None,
+                 **filters: Any) -> Generator[Call, dict[str, Any], tuple[str, dict[str, Any]] | None]:
+    """Try the candidate views in order until the entity resolves; returns (view, result) or None.
+
+    The last result of an unresolved search is kept in ``pq.notes`` so the answer can name the
+    nearest items the record does hold.
+    """
+    entity = pq.entity if entity is None else entity
+    candidates: list[str] = []
+    for view in views or pq.views:
+        args: dict[str, Any] = {"view": view}
+        if entity:
+            args["item"] = entity
+        args.update({k: v for k, v in filters.items() if v is not None and (k != "kind" or view == "medication")})
+        result = yield ("get_resources", args)
+        if result.get("ambiguous"):
+            pq.notes.append("ambiguous")
+            return view, result
+        if result.get("count"):
+            return view, result
+        candidates.extend(c for c in result.get("candidates", []) if c not in candidates)
+    pq.notes.append("candidates: " + "; ".join(candidates[:5]))
+    return None
+
+
+def _no_match(pq: ParsedQuestion, what: str) -> Call:
+    near = next((n[len("candidates: "):] for n in pq.notes if n.startswith("candidates: ")), "")
+    hint = f" The closest items in the record are: {near}." if near else ""
+    return final([], f"The record holds no {what}.{hint}", status="no-data")
+
+
+def _ambiguous(view_result: dict[str, Any], entity: str) -> Call:
+    options = view_result.get("candidates", [])
+    return final(options, f"'{entity}' could mean several items: {'; '.join(options)}. Please say which one.",
+                 status="ambiguous")
+
+
+def windowed(pq: ParsedQuestion, handle: str, field: str | None = None) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+    """Apply the question's window to ``handle``; returns the filter result (or a pass-through)."""
+    if pq.window is None or pq.window.anchor:
+        return {"handle": handle, "count": None}
+    args: dict[str, Any] = {"records": handle}
+    if pq.window.start:
+        args["start"] = _iso(pq.window.start)
+    if pq.window.end:
+        args["end"] = _iso(pq.window.end)
+    if field:
+        args["field"] = field
+    return (yield ("filter_by_date", args))
+
+
+def _empty_window(pq: ParsedQuestion, what: str, result: dict[str, Any]) -> Call:
+    span = result.get("input_time_range") or {}
+    latest = span.get("latest") if isinstance(span, dict) else None
+    extra = f" The most recent one is from {_day(latest)}." if latest else ""
+    label = pq.window.label if pq.window else ""
+    return final([], f"No {what} {label}.{extra}", status="no-data")
+
+
+@dataclass
+class Scope:
+    """The records a question is about: their view, the handle after the window, the lookup result."""
+
+    view: str
+    handle: str
+    found: dict[str, Any]
+
+
+def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Scope | Call]:
+    """Records for the entity within the window, or the final call that says why there are none."""
+    found = yield from find_records(pq)
+    if found is None:
+        return _no_match(pq, what)
+    view, result = found
+    if result.get("ambiguous"):
+        return _ambiguous(result, pq.entity)
+    handle = result["handle"]
+    filtered = yield from windowed(pq, handle)
+    if filtered.get("count") == 0:
+        return _empty_window(pq, what, filtered)
+    return Scope(view, filtered.get("handle") or handle, result)
+
+
+def plan(pq: ParsedQuestion) -> Plan:
+    """The plan for a parsed question."""
+    planner = _PLANS.get(pq.intent, plan_value)
+    yield from planner(pq)
+
+
+def _entity_label(pq: ParsedQuestion) -> str:
+    return pq.entity or "matching records"
+
+
+def plan_value(pq: ParsedQuestion) -> Plan:
+    """Latest / first value of an item, optionally within a window; several items (BP) each answered."""
+    got = yield from scoped(pq, f"{_entity_label(pq)} results")
+    if not isinstance(got, Scope):
+        yield got
+        return
+    view, handle, found = got.view, got.handle, got.found
+    items = found.get("items") or [None]
+    answers, parts, unit = [], [], None
+    index = 0 if pq.position == "first" else -1
+    for item in items:
+        h = handle
+        if item is not None and len(items) > 1:
+            sub = yield ("filter_by_value", {"records": handle, "op": "==", "value": item, "field": "name" if view != "medication" else "medication_name"})
+            h = sub["handle"]
+        row = (yield ("get_by_index", {"records": h, "index": index}))["row"]
+        value, unit = _row_value(view, row)
+        answers.append(value)
+        parts.append(f"{row.get('name') or row.get('medication_name') or item}: {_with_unit(value, unit)} on {_day(row.get('time') or _row_time(row))}")
+    word = "first" if pq.position == "first" else "most recent"
+    yield final(answers, f"The {word} {'; '.join(parts)}.", unit=unit if len(answers) == 1 else None)
+
+
+def _row_time(row: dict[str, Any]) -> str | None:
+    for key in ("time", "start_time", "onset_time", "recorded_time", "authored_on"):
+        if row.get(key):
+            return row[key]
+    return None
+
+
+def _row_value(view: str, row: dict[str, Any]) -> tuple[Any, str | None]:
+    if view == "observation":
+        if row.get("value") is not None:
+            return row["value"], row.get("unit")
+        return row.get("value_string"), None
+    if view == "medication":
+        if row.get("dose") is not None:
+            return row["dose"], row.get("dose_unit")
+        return row.get("medication_name"), None
+    return row.get("name"), None
+
+
+def plan_aggregate(pq: ParsedQuestion) -> Plan:
+    """Mean / median / sum, or max / min with the row it came from."""
+    got = yield from scoped(pq, f"{_entity_label(pq)} results")
+    if not isinstance(got, Scope):
+        yield got
+        return
+    view, handle, found = got.view, got.handle, got.found
+    window = f" {pq.window.label}" if pq.window else ""
+    if pq.aggregate in ("max", "min"):
+        row = (yield ("find_extreme", {"records": handle, "mode": pq.aggregate}))["row"]
+        value, unit = _row_value(view, row)
+        word = "highest" if pq.aggregate == "max" else "lowest"
+        yield final([value], f"The {word} {row.get('name', pq.entity)}{window} was {_with_unit(value, unit)} on {_day(row.get('time'))}.", unit=unit)
+        return
+    result = yield ("aggregate", {"records": handle, "op": pq.aggregate})
+    unit = result.get("unit")
+    word = {"mean": "average", "median": "median", "sum": "total"}.get(pq.aggregate or "", pq.aggregate)
+    yield final([result["value"]], f"The {word} {', '.join(found.get('items') or [pq.entity])}{window} was "
+                f"{_with_unit(result['value'], unit)} over {result.get('n', '?')} values.", unit=unit)
+
+
+def plan_count(pq: ParsedQuestion) -> Plan:
+    """How many measurements / prescriptions / encounters (by class) / procedures."""
+    if pq.encounter_class or (not pq.entity and pq.views and pq.views[0] == "encounter"):
+        found = yield ("get_resources", {"view": "encounter"})
+        handle = found.get("handle")
+        if handle and pq.encounter_class:
+            found = yield ("filter_by_value", {"records": handle, "op": "==", "value": pq.encounter_class, "field": "class_code"})
+            handle = found.get("handle")
+        what = {"IMP": "inpatient", "EMER": "emergency", "AMB": "ambulatory", "VR": "virtual",
+                "HH": "home health", "WELLNESS": "wellness"}.get(pq.encounter_class or "", "")
+        label = f"{what} encounters".strip()
+    elif not pq.entity:
+        view = pq.views[0] if pq.views else "observation"
+        found = yield ("get_resources", {"view": view, **({"kind": "request"} if view == "medication" else {})})
+        handle = found.get("handle")
+        label = {"medication": "prescriptions", "condition": "conditions", "procedure": "procedures",
+                 "immunization": "immunizations", "observation": "observations", "allergy": "allergies"}.get(view, view)
+    else:
+        located = yield from find_records(pq, kind="request")
+        if located is None:
+            yield final([0], f"The record has no {pq.entity}; the count is 0.")
+            return
+        view, found = located
+        if found.get("ambiguous"):
+            yield _ambiguous(found, pq.entity)
+            return
+        handle = found["handle"]
+        label = f"{', '.join(found.get('items') or [pq.entity])} " + ("prescriptions" if view == "medication" else "records")
+    if not handle:
+        yield final([0], f"The record has no {label}.")
+        return
+    filtered = yield from windowed(pq, handle)
+    handle = filtered.get("handle") or handle
+    if filtered.get("count") == 0:
+        yield final([0], f"There were no {label} {pq.window.label if pq.window else ''}.".replace("  ", " "))
+        return
+    counted = yield ("count_values", {"records": handle})
+    window = f" {pq.window.label}" if pq.window else ""
+    yield final([counted["count"]], f"{counted['count']} {label}{window}.")
+
+
+def plan_exists(pq: ParsedQuestion) -> Plan:
+    """Yes/no: is the item anywhere in the record (within the window)? True negatives say what was searched."""
+    located = yield from find_records(pq)
+    if located is None:
+        searched = ", ".join(pq.views[:4])
+        yield final([False], f"No: nothing matching '{pq.entity}' in the record (searched {searched}).")
+        return
+    view, found = located
+    if found.get("ambiguous"):
+        yield _ambiguous(found, pq.entity)
+        return
+    filtered = yield from windowed(pq, found["handle"])
+    if filtered.get("count") == 0:
+        yield final([False], f"No {pq.entity} {pq.window.label if pq.window else ''}, although the record has it at other times.")
+        return
+    row = (yield ("get_by_index", {"records": filtered.get("handle") or found["handle"], "index": -1}))["row"]
+    name = row.get("name") or row.get("medication_name") or pq.entity
+    yield final([True], f"Yes: {name}, most recently on {_day(_row_time(row))}.")
+
+
+def plan_threshold(pq: ParsedQuestion) -> Plan:
+    """Ever above / below a value (within the window)?"""
+    cmp = pq.comparison
+    assert cmp is not None
+    got = yield from scoped(pq, f"{_entity_label(pq)} results")
+    if not isinstance(got, Scope):
+        yield got
+        return
+    view, handle = got.view, got.handle
+    hits = yield ("filter_by_value", {"records": handle, "op": cmp.op, "value": cmp.value})
+    window = f" {pq.window.label}" if pq.window else ""
+    if hits.get("count"):
+        mode = "max" if cmp.op.startswith(">") else "min"
+        row = (yield ("find_extreme", {"records": hits["handle"], "mode": mode}))["row"]
+        value, unit = _row_value(view, row)
+        yield final([True], f"Yes: {hits['count']} value(s) {cmp.op} {_fmt(cmp.value)}{window}; the extreme was "
+                    f"{_with_unit(value, unit)} on {_day(row.get('time'))}.")
+        return
+    mode = "max" if cmp.op.startswith(">") else "min"
+    row = (yield ("find_extreme", {"records": handle, "mode": mode}))["row"]
+    value, unit = _row_value(view, row)
+    yield final([False], f"No: none {cmp.op} {_fmt(cmp.value)}{window}; the {'highest' if mode == 'max' else 'lowest'} was "
+                f"{_with_unit(value, unit)} on {_day(row.get('time'))}.")
+
+
+def plan_time_of(pq: ParsedQuestion) -> Plan:
+    """Date of the first / last event."""
+    got = yield from scoped(pq, f"{_entity_label(pq)} records")
+    if not isinstance(got, Scope):
+        yield got
+        return
+    handle = got.handle
+    row = (yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1}))["row"]
+    when = _row_time(row)
+    word = "first" if pq.position == "first" else "last"
+    name = row.get("name") or row.get("medication_name") or pq.entity
+    yield final([when], f"The {word} {name} was on {_day(when)}.")
+
+
+def plan_time_since(pq: ParsedQuestion) -> Plan:
+    """Time elapsed from the last (or first) event until now."""
+    got = yield from scoped(pq, f"{_entity_label(pq)} records")
+    if not isinstance(got, Scope):
+        yield got
+        return
+    handle = got.handle
+    row = (yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1}))["row"]
+    when = _row_time(row)
+    offset = yield ("calculate_time_offset", {"start": when, "unit": pq.time_unit})
+    yield final([offset["value"]], f"{_fmt(offset['value'])} {pq.time_unit} since {row.get('name') or row.get('medication_name') or pq.entity} on {_day(when)}.",
+                unit=pq.time_unit)
+
+
+def _first_last(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tuple[Any, ...]]:
+    """(view, first row, last row, difference result), or a 1-tuple holding the final call."""
+    got = yield from scoped(pq, f"{_entity_label(pq)} results")
+    if not isinstance(got, Scope):
+        return (got,)
+    view, handle = got.view, got.handle
+    first = (yield ("get_by_index", {"records": handle, "index": 0}))["row"]
+    last = (yield ("get_by_index", {"records": handle, "index": -1}))["row"]
+    if first.get("ref") == last.get("ref") and first.get("time") == last.get("time"):
+        return (final([], f"Only one {pq.entity} value{(' ' + pq.window.label) if pq.window else ''} "
+                     f"({_with_unit(*_row_value(view, first))} on {_day(first.get('time'))}); a change needs two.", status="no-data"),)
+    diff = yield ("calculate_difference", {"a": _row_value(view, last)[0], "b": _row_value(view, first)[0]})
+    return view, first, last, diff
+
+
+def plan_change(pq: ParsedQuestion) -> Plan:
+    """Last minus first value within the window."""
+    got = yield from _first_last(pq)
+    if len(got) == 1:
+        yield got[0]
+        return
+    view, first, last, diff = got
+    unit = _row_value(view, last)[1]
+    yield final([diff["value"]], f"{last.get('name', pq.entity)} went from {_with_unit(*_row_value(view, first))} on {_day(first.get('time'))} "
+                f"to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))}: a change of {_with_unit(diff['value'], unit)}.", unit=unit)
+
+
+TREND_THRESHOLD = 0.05  # relative change that counts as a trend (docs/questions.md)
+
+
+def plan_trend(pq: ParsedQuestion) -> Plan:
+    """Increasing / decreasing / stable by the relative change from first to last value."""
+    got = yield from _first_last(pq)
+    if len(got) == 1:
+        yield got[0]
+        return
+    view, first, last, diff = got
+    base = _row_value(view, first)[0]
+    relative = diff["value"] / abs(base) if base else 0.0
+    trend = "increasing" if relative > TREND_THRESHOLD else "decreasing" if relative < -TREND_THRESHOLD else "stable"
+    yield final([trend], f"{trend.capitalize()}: {last.get('name', pq.entity)} went from {_with_unit(*_row_value(view, first))} "
+                f"on {_day(first.get('time'))} to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))} ({relative:+.0%}).")
+
+
+def _convert(value: float, unit: str | None, to: str | None) -> float | None:
+    a, b = (unit or "").lower(), (to or "").lower()
+    if a == b or not a:
+        return value
+    if a in _MASS and b in _MASS:
+        return value * _MASS[a] / _MASS[b]
+    return None
+
+
+def plan_daily_dose(pq: ParsedQuestion) -> Plan:
+    """Daily total: from the latest order's dose × frequency, or the per-day sum of administrations."""
+    located = yield from find_records(pq, views=["medication"])
+    if located is None:
+        yield _no_match(pq, f"medication matching '{pq.entity}'")
+        return
+    _, found = located
+    if found.get("ambiguous"):
+        yield _ambiguous(found, pq.entity)
+        return
+    handle = found["handle"]
+    admin = yield ("filter_by_value", {"records": handle, "op": "==", "value": "administration", "field": "kind"})
+    if admin.get("count"):
+        scoped_admin = yield from windowed(pq, admin["handle"])
+        if scoped_admin.get("count") == 0:
+            yield _empty_window(pq, f"{pq.entity} administrations", scoped_admin)
+            return
+        per_day = yield ("aggregate", {"records": scoped_admin.get("handle") or admin["handle"], "op": "sum", "field": "dose", "group_by": "day"})
+        days = per_day.get("groups") or []
+        unit = per_day.get("unit")
+        if pq.comparison:
+            limit = _convert(pq.comparison.value, pq.comparison.unit, unit)
+            if limit is None:
+                yield final([], f"Cannot compare {pq.comparison.unit} with {unit}.", status="error")
+                return
+            over = [d for d in days if _compare(d["value"], pq.comparison.op, limit)]
+            text = (f"Yes: on {len(over)} day(s) the total exceeded {_fmt(pq.comparison.value)} {pq.comparison.unit or unit or ''}"
+                    f" (e.g. {_with_unit(over[0]['value'], unit)} on {over[0]['day']})." if over else
+                    f"No: the highest daily total was {_with_unit(max(d['value'] for d in days), unit)}." if days else "No administrations.")
+            yield final([bool(over)], text)
+            return
+        last = days[-1] if days else None
+        yield final([last["value"]] if last else [], f"Total {pq.entity} on {last['day']}: {_with_unit(last['value'], unit)}." if last else "No doses.", unit=unit)
+        return
+    requests = yield ("filter_by_value", {"records": handle, "op": "==", "value": "request", "field": "kind"})
+    target = requests.get("handle") if requests.get("count") else handle
+    filtered = yield from windowed(pq, target)
+    if filtered.get("count") == 0:
+        yield _empty_window(pq, f"{pq.entity} orders", filtered)
+        return
+    row = (yield ("get_by_index", {"records": filtered.get("handle") or target, "index": -1}))["row"]
+    daily = row.get("daily_dose")
+    if daily is None:
+        yield final([], f"The latest {row.get('medication_name', pq.entity)} order ({_day(row.get('time'))}) has no dose and frequency to compute a daily total from.", status="no-data")
+        return
+    unit = row.get("dose_unit")
+    if pq.comparison:
+        limit = _convert(pq.comparison.value, pq.comparison.unit, unit) or pq.comparison.value
+        yield final([_compare(daily, pq.comparison.op, limit)], f"The ordered daily dose is {_with_unit(daily, unit)}.")
+        return
+    yield final([daily], f"{row.get('medication_name', pq.entity)} ordered {_day(row.get('time'))}: {_fmt(row.get('dose'))} "
+                f"{unit or 'unit(s)'} × {row.get('frequency')} per {_fmt(row.get('period'))} {row.get('period_unit')} = {_with_unit(daily, unit)} per day.", unit=unit)
+
+
+def _compare(a: float, op: str, b: float) -> bool:
+    return {">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a == b}.get(op, False)
+
+
+def plan_after_drug(pq: ParsedQuestion) -> Plan:
+    """First / last value of an item after a drug was first started."""
+    located = yield from find_records(pq, views=["medication"], entity=pq.drug)
+    if located is None:
+        yield _no_match(pq, f"medication matching '{pq.drug}'")
+        return
+    _, drug = located
+    if drug.get("ambiguous"):
+        yield _ambiguous(drug, pq.drug or "")
+        return
+    start_row = (yield ("get_by_index", {"records": drug["handle"], "index": 0}))["row"]
+    started = start_row.get("time")
+    found = yield from find_records(pq, views=[v for v in pq.views if v != "medication"] or ["observation"])
+    if found is None:
+        yield _no_match(pq, f"{pq.entity} results")
+        return
+    view, result = found
+    if result.get("ambiguous"):
+        yield _ambiguous(result, pq.entity)
+        return
+    after = yield ("filter_by_date", {"records": result["handle"], "start": started})
+    drug_name = start_row.get("medication_name", pq.drug)
+    if not after.get("count"):
+        yield final([], f"No {pq.entity} after {drug_name} was started on {_day(started)}.", status="no-data")
+        return
+    row = (yield ("get_by_index", {"records": after["handle"], "index": 0 if pq.position == "first" else -1}))["row"]
+    value, unit = _row_value(view, row)
+    word = "first" if pq.position == "first" else "most recent"
+    yield final([value], f"The {word} {row.get('name', pq.entity)} after {drug_name} started on {_day(started)} was "
+                f"{_with_unit(value, unit)} on {_day(row.get('time'))}.", unit=unit)
+
+
+def plan_active_list(pq: ParsedQuestion) -> Plan:
+    """Conditions or medications active at a time (default: now)."""
+    view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
+    at = pq.at_time
+    when = f"on {at.date()}" if at else "currently"
+    if view == "medication":
+        found = yield ("get_resources", {"view": "medication", "kind": "request"})
+        if not found.get("count"):
+            yield final([], "The record has no medication orders.")
+            return
+        if at is None:
+            active = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "active", "field": "status"})
+        else:
+            active = yield ("filter_by_date", {"records": found["handle"], "end": _iso(at)})
+            if active.get("count"):
+                active = yield ("filter_by_date", {"records": active["handle"], "start": _iso(at), "field": "end_time", "include_missing": True})
+        field = "medication_name"
+    else:
+        found = yield ("get_resources", {"view": view})
+        if not found.get("count"):
+            yield final([], f"The record has no {view} entries.")
+            return
+        onset = "onset_time" if view == "condition" else "recorded_time"
+        started = yield ("filter_by_date", {"records": found["handle"], "end": _iso(at) if at else None, "field": onset, "include_missing": view != "condition"})
+        active = started
+        if started.get("count"):
+            active = yield ("filter_by_date", {"records": started["handle"], "start": _iso(at) if at else None,
+                                               "field": "abatement_time" if view == "condition" else "recorded_time", "include_missing": True,
+                                               **({} if at else {"missing_only": True})})
+        field = "name"
+    if not active.get("count"):
+        yield final([], f"No active {pq.list_kind or view}s {when}.")
+        return
+    names = yield ("extract_field_value", {"records": active["handle"], "field": field, "distinct": True})
+    values = [v["value"] if isinstance(v, dict) else v for v in names.get("values", [])]
+    yield final(values, f"Active {pq.list_kind or view}s {when}: {'; '.join(map(str, values))}.")
+
+
+def plan_list_items(pq: ParsedQuestion) -> Plan:
+    """Distinct item names of a view (within the window)."""
+    view = pq.views[0] if pq.views else "condition"
+    found = yield ("get_resources", {"view": view})
+    if not found.get("count"):
+        yield final([], f"The record has no {view} entries.", status="no-data")
+        return
+    filtered = yield from windowed(pq, found["handle"])
+    if filtered.get("count") == 0:
+        yield _empty_window(pq, f"{view} entries", filtered)
+        return
+    names = yield ("extract_field_value", {"records": filtered.get("handle") or found["handle"], "field": "name", "distinct": True})
+    values = [v["value"] if isinstance(v, dict) else v for v in names.get("values", [])]
+    yield final(values, f"{len(values)} distinct: {'; '.join(map(str, values))}.")
+
+
+def plan_age(pq: ParsedQuestion) -> Plan:
+    """Completed years from birth to now (or to death)."""
+    found = yield ("get_resources", {"view": "patient", "fields": ["name", "birth_date", "deceased_time"]})
+    if not found.get("count"):
+        yield final([], "The record has no Patient resource.", status="no-data")
+        return
+    row = (yield ("get_by_index", {"records": found["handle"], "index": 0, "order_by": "birth_date"}))["row"]
+    if not row.get("birth_date"):
+        yield final([], "The record has no birth date.", status="no-data")
+        return
+    args: dict[str, Any] = {"start": row["birth_date"], "unit": "years"}
+    if row.get("deceased_time"):
+        args["end"] = row["deceased_time"]
+    age = yield ("calculate_time_offset", args)
+    died = f" at death on {_day(row['deceased_time'])}" if row.get("deceased_time") else ""
+    yield final([age["value"]], f"{row.get('name', 'The patient')} is {age['value']} years old{died} (born {row['birth_date']}).", unit="years")
+
+
+def plan_demographic(pq: ParsedQuestion) -> Plan:
+    """Birth date, gender, name or death from the patient view."""
+    field = {"birth_date": "birth_date", "gender": "gender", "name": "name", "deceased": "deceased_time"}[pq.demographic or "name"]
+    found = yield ("get_resources", {"view": "patient", "fields": ["name", field]})
+    if not found.get("count"):
+        yield final([], "The record has no Patient resource.", status="no-data")
+        return
+    value = (yield ("extract_field_value", {"records": found["handle"], "field": field}))["values"]
+    values = [v["value"] if isinstance(v, dict) else v for v in value if (v["value"] if isinstance(v, dict) else v) is not None]
+    if pq.demographic == "deceased":
+        yield final([values[0]] if values else [False], f"Died on {_day(values[0])}." if values else "No death is recorded.")
+        return
+    if not values:
+        yield final([], f"The record has no {field.replace('_', ' ')}.", status="no-data")
+        return
+    yield final(values[:1], f"{field.replace('_', ' ').capitalize()}: {values[0]}.")
+
+
+_PLANS = {
+    "value": plan_value, "aggregate": plan_aggregate, "count": plan_count, "exists": plan_exists,
+    "threshold": plan_threshold, "time_of": plan_time_of, "time_since": plan_time_since, "change": plan_change,
+    "trend": plan_trend, "daily_dose": plan_daily_dose, "after_drug": plan_after_drug, "active_list": plan_active_list,
+    "list_items": plan_list_items, "age": plan_age, "demographic": plan_demographic,
+}
