@@ -179,3 +179,34 @@ def _default_lexicon() -> object | None:
         return Lexicon.load()
     except Exception:  # noqa: BLE001 - a missing lexicon degrades matching; it must not stop answering
         return None
+
+
+def codes_by_item(data: object, view: str) -> dict[str, set[str]]:
+    """``{item name: {codes}}`` of one patient's view (``data`` is a PatientRows)."""
+    from fhirqa.agent.catalog import UnknownView, view_info
+
+    try:
+        info = view_info(view)
+    except UnknownView:
+        return {}
+    out: dict[str, set[str]] = {}
+    if not info.code_field:
+        return out
+    for row in data.rows(view):  # type: ignore[attr-defined]
+        name, code = row.get(info.name_field), row.get(info.code_field)
+        if name and code:
+            out.setdefault(str(name), set()).add(str(code))
+    return out
+
+
+def components_by_panel(data: object, view: str) -> dict[str, list[str]]:
+    """``{panel name: [component names]}`` for observation panels such as blood pressure."""
+    if view != "observation":
+        return {}
+    out: dict[str, list[str]] = {}
+    for row in data.rows(view):  # type: ignore[attr-defined]
+        if row.get("is_component") and row.get("parent_name") and row.get("name"):
+            names = out.setdefault(str(row["parent_name"]), [])
+            if row["name"] not in names:
+                names.append(str(row["name"]))
+    return out

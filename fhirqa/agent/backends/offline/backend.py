@@ -1,0 +1,75 @@
+"""The offline backend behaves like a model that calls tools, but decides by parsing, not sampling.
+
+Each turn it re-reads the conversation: the question (and ``now``) from the user message, the tool
+results so far from the tool messages, replays its plan over those results, and returns the next
+tool call. Same input, same calls, same answer: it is deterministic and needs no network or key.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from fhirqa.agent.backends.base import Message, ModelTurn, ToolCall, register
+from fhirqa.agent.backends.offline.parser import ParsedQuestion, parse
+from fhirqa.agent.backends.offline.plans import plan
+
+_QUESTION = re.compile(r"^Question:\s*(?P<q>.+?)\s*$", re.MULTILINE)
+_NOW = re.compile(r"^Now:\s*(?P<now>\S+)\s*$", re.MULTILINE)
+
+
+@lru_cache(maxsize=256)
+def parse_cached(question: str, now_iso: str) -> ParsedQuestion:
+    """Parse once per question and instant; plans read but never mutate the shared notes list."""
+    return parse(question, datetime.fromisoformat(now_iso))
+
+
+def read_user_message(messages: list[Message]) -> tuple[str, str]:
+    """The question and ``now`` (ISO) from the composer's user message."""
+    user = next(m for m in messages if m.role == "user")
+    question = _QUESTION.search(user.content)
+    now = _NOW.search(user.content)
+    return (question.group("q") if question else user.content.strip(),
+            now.group("now") if now else datetime.now(UTC).isoformat())
+
+
+@register("offline")
+class OfflineBackend:
+    """Deterministic tool-calling policy over a parsed question."""
+
+    name = "offline"
+
+    def __init__(self, **config: Any) -> None:
+        self.config = config
+
+    def parsed(self, messages: list[Message]) -> ParsedQuestion:
+        """The parse of the conversation's question (fresh copy: plans record notes on it)."""
+        question, now = read_user_message(messages)
+        cached = parse_cached(question, now)
+        return ParsedQuestion(**{**cached.__dict__, "notes": [], "views": list(cached.views)})
+
+    def complete(self, messages: list[Message], tools: list[dict[str, Any]], *, role: str) -> ModelTurn:
+        """The next tool call of the plan, given the results so far."""
+        pq = self.parsed(messages)
+        if role == "planner":
+            return ModelTurn(text=orjson.dumps({"views": pq.views[:3], "parse": pq.to_trace()}).decode())
+        results = [orjson.loads(m.content) for m in messages if m.role == "tool"]
+        if results and results[-1].get("ok") is False:
+            # A deterministic plan that trips over a tool error is a gap in the plan: say so, do not guess.
+            error = results[-1].get("error", "tool error")
+            call_args = {"answer": [], "status": "error", "text": f"The offline planner could not finish: {error}"}
+            return ModelTurn(text=None, tool_calls=[ToolCall(f"call_{len(results) + 1}", "final_answer", call_args)])
+        steps = plan(pq)
+        call = next(steps)
+        for result in results:
+            try:
+                call = steps.send(result)
+            except StopIteration:
+                return ModelTurn(text="plan finished")
+        name, arguments = call
+        text = orjson.dumps({"parse": pq.to_trace()}).decode() if not results else None
+        return ModelTurn(text=text, tool_calls=[ToolCall(id=f"call_{len(results) + 1}", name=name, arguments=arguments)])

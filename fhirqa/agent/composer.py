@@ -1,0 +1,74 @@
+"""The composer loop: ask the backend, run the tools it calls, feed results back, until final_answer.
+
+One loop for every backend (smolagents-style): the offline backend and the LLM backends differ only
+in how they choose the next tool call. Model mistakes (bad arguments, unknown tools, malformed JSON)
+are fed back as tool errors so the model can recover; fhirqa's own bugs raise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from fhirqa.agent.backends.base import Backend, Message, ToolCall
+from fhirqa.agent.tools import execute
+from fhirqa.agent.tools.base import ToolContext
+
+MAX_ROUNDS = 12
+
+
+@dataclass
+class CompositionResult:
+    """What the loop produced: the final_answer arguments (or None), tokens and the transcript trace."""
+
+    final: dict[str, Any] | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    rounds: int = 0
+    thoughts: list[str] = field(default_factory=list)
+    stop_reason: str = ""
+
+
+def _tool_message(call: ToolCall, result: dict[str, Any]) -> Message:
+    return Message("tool", orjson.dumps(result, default=str).decode(), tool_call_id=call.id, name=call.name)
+
+
+def compose(
+    backend: Backend,
+    ctx: ToolContext,
+    system: str,
+    user: str,
+    tools: list[dict[str, Any]],
+    max_rounds: int = MAX_ROUNDS,
+) -> CompositionResult:
+    """Run the plan → execute → check loop until the backend calls final_answer or rounds run out."""
+    messages = [Message("system", system), Message("user", user)]
+    out = CompositionResult(final=None)
+    for round_number in range(1, max_rounds + 1):
+        out.rounds = round_number
+        turn = backend.complete(messages, tools, role="composer")
+        out.prompt_tokens += turn.prompt_tokens
+        out.completion_tokens += turn.completion_tokens
+        if turn.text:
+            out.thoughts.append(turn.text)
+        if not turn.tool_calls:
+            out.stop_reason = "the model answered without calling final_answer"
+            if turn.text and ctx.answer is None:
+                # Text without final_answer is not evidence-backed: keep it as an error, not an answer.
+                out.final = {"answer": [], "text": turn.text, "status": "error"}
+            return out
+        messages.append(Message("assistant", turn.text or "", tool_calls=turn.tool_calls))
+        for call in turn.tool_calls:
+            if "__raw__" in call.arguments:
+                result: dict[str, Any] = {"ok": False, "error": f"arguments are not valid JSON: {call.arguments['__raw__'][:200]}"}
+            else:
+                result = execute(ctx, call.name, call.arguments)
+            messages.append(_tool_message(call, result))
+            if ctx.answer is not None:
+                out.final = ctx.answer
+                out.stop_reason = "final_answer"
+                return out
+    out.stop_reason = f"no final_answer after {max_rounds} rounds"
+    return out

@@ -1,0 +1,116 @@
+"""``ask``: one question about one patient → an :class:`~fhirqa.agent.answer.Answer`.
+
+planner (which views) → specialists (which fields of each view) → composer (tools, skills, loop)
+→ answer with evidence and a trace. The same function serves the CLI, the Python API and the server.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fhirqa.agent import planner, specialists
+from fhirqa.agent.answer import Answer, Evidence
+from fhirqa.agent.backends.base import Backend, get_backend
+from fhirqa.agent.composer import compose
+from fhirqa.agent.patient_rows import StorePatientRows
+from fhirqa.agent.resolver import ConceptResolver, codes_by_item, components_by_panel
+from fhirqa.agent.tools import tool_specs
+from fhirqa.agent.tools.base import ToolContext
+from fhirqa.errors import FhirqaError
+from fhirqa.project import data_dir
+from fhirqa.store import Store
+
+_STATUSES = {"answered", "no-data", "ambiguous", "refused", "error"}
+
+
+def parse_now(now: str | datetime | None) -> datetime:
+    """``now`` as an aware UTC datetime (default: the current time); naive values are taken as UTC."""
+    if now is None:
+        return datetime.now(UTC)
+    if isinstance(now, str):
+        try:
+            now = datetime.fromisoformat(now.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise FhirqaError(f"now={now!r} is not an ISO 8601 date or instant") from exc
+    return now if now.tzinfo else now.replace(tzinfo=UTC)
+
+
+def _prompt(name: str) -> str:
+    return (Path(__file__).parent / "prompts" / f"{name}.md").read_text("utf-8")
+
+
+def ask(
+    question: str,
+    *,
+    patient_id: str | None,
+    now: str | datetime | None = None,
+    db: str | Path,
+    backend: str | Backend = "offline",
+    backend_config: dict[str, Any] | None = None,
+    store: Store | None = None,
+) -> Answer:
+    """Answer ``question`` about ``patient_id`` from the store at ``db``, as of ``now``."""
+    started = time.perf_counter()
+    moment = parse_now(now)
+    model = get_backend(backend, **(backend_config or {})) if isinstance(backend, str) else backend
+    store = store or Store(db)
+    question = question.strip()
+    if not question:
+        return _finish(Answer([], "The question is empty.", status="error", backend=model.name), started)
+    rows = StorePatientRows(store, patient_id)
+    if patient_id is not None and not rows.rows("patient"):
+        return _finish(Answer([], f"No patient {patient_id!r} in this store.", status="error", backend=model.name), started)
+    resolver = ConceptResolver(
+        codes_of=functools.cache(lambda view: codes_by_item(rows, view)),
+        children_of=functools.cache(lambda view: components_by_panel(rows, view)),
+    )
+    ctx = ToolContext(patient_id=patient_id, now=moment, data=rows, resolve=resolver)
+
+    routing = planner.route(model, question, moment)
+    fields = {view: specialists.fields_for(view, question) for view in routing.views}
+    system = _prompt("composer").format(
+        views=specialists.describe(fields), skills=planner.skills_text(question, model.name)
+    )
+    user = f"Question: {question}\nPatient: {patient_id or '(none: patient lookup)'}\nNow: {moment.isoformat()}"
+    result = compose(model, ctx, system, user, tool_specs())
+
+    final = result.final or {"answer": [], "status": "error", "text": f"No answer: {result.stop_reason}."}
+    status = final.get("status", "answered")
+    answer = Answer(
+        answer=list(final.get("answer") or []),
+        text=str(final.get("text", "")),
+        status=status if status in _STATUSES else "error",
+        unit=final.get("unit"),
+        evidence=_evidence(ctx),
+        backend=model.name,
+        tokens={"prompt": result.prompt_tokens + routing.prompt_tokens,
+                "completion": result.completion_tokens + routing.completion_tokens},
+        candidates=[str(c) for c in final.get("answer") or []] if status == "ambiguous" else [],
+        trace={
+            "now": moment.isoformat(),
+            "views": routing.views,
+            "fields": fields,
+            "plan": routing.detail,
+            "tool_calls": ctx.calls,
+            "rounds": result.rounds,
+            "stop": result.stop_reason,
+            "notes": result.thoughts[:3],
+        },
+    )
+    return _finish(answer, started)
+
+
+def _evidence(ctx: ToolContext) -> list[Evidence]:
+    return sorted(ctx.evidence.values(), key=lambda e: (e.time or "", e.ref, e.field))
+
+
+def _finish(answer: Answer, started: float) -> Answer:
+    answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
+    return answer
+
+
+__all__ = ["ask", "data_dir", "parse_now"]
