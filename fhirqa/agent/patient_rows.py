@@ -1,0 +1,75 @@
+"""One patient's rows of each canonical view, read from a store (implements ``PatientRows``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from fhirqa.agent.catalog import load_catalog, view_info
+from fhirqa.store import Store
+
+
+def _utc(value: Any) -> Any:
+    # DuckDB hands TIMESTAMPTZ back with a ZoneInfo('Etc/UTC'); tools compare and print times, so
+    # normalise every datetime to one tzinfo (naive ones are UTC by the views' convention).
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value
+
+
+class StorePatientRows:
+    """``PatientRows`` over a store: ``SELECT * FROM <view> WHERE patient_id = ?``, cached per view.
+
+    ``source`` is a :class:`~fhirqa.store.Store` (a connection is opened on first use and kept) or
+    an open DuckDB connection from ``Store.connect()`` (shared with the caller, not closed here).
+    """
+
+    def __init__(self, source: Store | duckdb.DuckDBPyConnection, patient_id: str) -> None:
+        if isinstance(source, Store):
+            self._store, self._con = source, None
+        else:
+            # Store.query only uses its store to open a connection when none is passed; with a
+            # caller's connection the path is never read.
+            self._store, self._con = Store(Path(".")), source
+        self._own = isinstance(source, Store)
+        self.patient_id = patient_id
+        self._rows: dict[str, list[dict[str, Any]]] = {}
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            self._con = self._store.connect()
+        return self._con
+
+    def rows(self, view: str) -> list[dict[str, Any]]:
+        """All rows of ``view`` for the patient, times as aware UTC datetimes (dates stay dates)."""
+        if view not in self._rows:
+            # The view name is interpolated into SQL, so only catalog names get this far.
+            info = view_info(view)
+            sql = f"SELECT * FROM {info.name} WHERE patient_id = ?"
+            result = self._store.query(sql, [self.patient_id], con=self._connection(), limit=1_000_000)
+            self._rows[view] = [{k: _utc(v) for k, v in row.items()} for row in result.records()]
+        return self._rows[view]
+
+    def items(self, view: str) -> list[str]:
+        """Distinct item names of ``view`` (by the catalog's name field), most frequent first."""
+        field = view_info(view).name_field
+        counts: dict[str, int] = {}
+        for row in self.rows(view):
+            name = row.get(field)
+            if name is not None:
+                counts[str(name)] = counts.get(str(name), 0) + 1
+        return sorted(counts, key=lambda n: (-counts[n], n))
+
+    def views(self) -> list[str]:
+        """The views this source can serve (the catalog's)."""
+        return list(load_catalog())
+
+    def close(self) -> None:
+        """Close the connection this object opened (a caller's connection is left open)."""
+        if self._own and self._con is not None:
+            self._con.close()
+            self._con = None
+
