@@ -13,4 +13,12 @@ from .cli import main
 from .patient import DEFAULT_NOW, build_patient, generate_patients, to_bundle
 from .writer import to_ndjson_lines, write_sample
 
-__all__ = ["DEFAULT_NOW", "build_patient", "generate_patients", "main", "to_bundle", "to_ndjson_lines", "write_sample"]
+__all__ = [
+    "DEFAULT_NOW",
+    "build_patient",
+    "generate_patients",
+    "main",
+    "to_bundle",
+    "to_ndjson_lines",
+    "write_sample",
+]

@@ -83,8 +83,8 @@ def condition(key: str) -> dict[str, Any]:
     return chronic().get(key) or acute()[key]
 
 
-def settings() -> dict[str, list[str]]:
-    """Which acute conditions can cause which encounter setting."""
+def settings() -> dict[str, Any]:
+    """Which acute conditions can cause which encounter setting, and their relative weights."""
     return load("conditions")["settings"]
 
 
@@ -107,8 +107,11 @@ def coding(system: str, code: str, display: str | None = None) -> dict[str, str]
 
 
 def concept(system: str, code: str, display: str, text: str | None = None) -> dict[str, Any]:
-    """Build a single-coding CodeableConcept (text defaults to display)."""
-    return {"coding": [coding(system, code, display)], "text": text or display}
+    """Build a single-coding CodeableConcept; ``text`` only when it adds to the display."""
+    out: dict[str, Any] = {"coding": [coding(system, code, display)]}
+    if text and text != display:
+        out["text"] = text
+    return out
 
 
 def condition_concept(key: str, with_icd10: bool = False) -> dict[str, Any]:

@@ -46,12 +46,21 @@ def establish_care(sim: Sim, tl: Timeline, t: datetime, enc_id: str) -> list[str
         if key in tl.new_dx or onset > t:
             continue
         rec = clinical.condition(sim, key, t, onset, enc_id, problem_list=True, asserter=pcp)
+        rec.recorded = onset  # known history, even though first charted here
         for drug in drug_for(sim, key, new=False):
             if _on(sim, t, drug):
                 continue
             since = min(onset + DAY * sim.rng.randint(20, 400), t - DAY * 30)
-            order = meds.prescribe(sim, drug, t, enc_id, pcp, reason_id=rec.id, effects_from=since,
-                                   note="Continued home medication; renewed at establishment of care.")
+            order = meds.prescribe(
+                sim,
+                drug,
+                t,
+                enc_id,
+                pcp,
+                reason_id=rec.id,
+                effects_from=since,
+                note="Continued home medication; renewed at establishment of care.",
+            )
             if sim.rng.random() < 0.3:
                 meds.statement(sim, drug, since, t, enc_id)
             del order
@@ -79,21 +88,34 @@ def _labs(sim: Sim, plan: Plan, t: datetime, enc_id: str) -> list[Result]:
     if wellness:
         draw += ["bmp", "cbc", "lipid"]
     else:
-        monitored = diabetic or sim.has("ckd3") or any(_on(sim, t, d) for d in ("lisinopril", "furosemide", "hydrochlorothiazide"))
+        monitored = (
+            diabetic
+            or sim.has("ckd3")
+            or any(_on(sim, t, d) for d in ("lisinopril", "furosemide", "hydrochlorothiazide"))
+        )
         if plan.after_discharge or (monitored and _panel_due(sim, "potassium", t, 60)):
             draw.append("bmp")
         if plan.after_discharge:
             draw.append("cbc")
-        if "hyperlipidemia" in plan.dx or (any(_on(sim, t, s) for s in STATINS) and _panel_due(sim, "ldl", t, 300)):
+        if "hyperlipidemia" in plan.dx or (
+            any(_on(sim, t, s) for s in STATINS) and _panel_due(sim, "ldl", t, 300)
+        ):
             draw.append("lipid")
     singles: list[str] = []
-    if (diabetic and _panel_due(sim, "a1c", t, 75)) or (wellness and sim.physio.age(t) >= 35 and not diabetic):
+    if (diabetic and _panel_due(sim, "a1c", t, 75)) or (
+        wellness and sim.physio.age(t) >= 35 and not diabetic
+    ):
         singles.append("a1c")
     if (sim.has("hypothyroidism") and _panel_due(sim, "tsh", t, 120)) or "hypothyroidism" in plan.dx:
         singles.append("tsh")
     if sim.has("heart_failure") and sim.rng.random() < 0.5:
         singles.append("bnp")
-    if wellness and sim.rng.random() < 0.25 or _on(sim, t, "pantoprazole") and _panel_due(sim, "magnesium", t, 180):
+    if (
+        wellness
+        and sim.rng.random() < 0.25
+        or _on(sim, t, "pantoprazole")
+        and _panel_due(sim, "magnesium", t, 180)
+    ):
         singles.append("magnesium")
     res: list[Result] = []
     when = t + 25 * MIN
@@ -127,13 +149,20 @@ def _vaccines(sim: Sim, plan: Plan, t: datetime, enc_id: str) -> list[str]:
         if age >= 65 and "pcv20" not in sim.vaccines and sim.rng.random() < 0.5:
             give("pcv20")
     zoster = sim.vaccines.get("zoster", [])
-    if age >= 50 and (len(zoster) == 0 and plan.kind == "wellness" and sim.rng.random() < 0.3
-                      or len(zoster) == 1 and (t - zoster[0]).days >= 60):
+    if age >= 50 and (
+        len(zoster) == 0
+        and plan.kind == "wellness"
+        and sim.rng.random() < 0.3
+        or len(zoster) == 1
+        and (t - zoster[0]).days >= 60
+    ):
         give("zoster")
     return given
 
 
-def _manage(sim: Sim, plan: Plan, t: datetime, enc_id: str, labs: dict[str, Result], vit: dict[str, Result]) -> list[str]:
+def _manage(
+    sim: Sim, plan: Plan, t: datetime, enc_id: str, labs: dict[str, Result], vit: dict[str, Result]
+) -> list[str]:
     """Chronic disease decisions driven by today's values; returns A/P lines."""
     pcp = sim.pcp
     out: list[str] = []
@@ -146,17 +175,24 @@ def _manage(sim: Sim, plan: Plan, t: datetime, enc_id: str, labs: dict[str, Resu
                 meds.prescribe(sim, drug, t + 20 * MIN, enc_id, pcp, reason_id=rec.id)
                 started.append(meds.sig_short(drug))
         evidence = {"diabetes": "a1c", "hyperlipidemia": "ldl", "hypothyroidism": "tsh"}.get(key)
-        why = f"{notes.short(evidence)} {labs[evidence].text}" if evidence in labs else (
-            f"BP {vit['bp'].text} (repeat elevated)" if key == "hypertension" else "PHQ-9 positive")
-        out.append(f"{cat.chronic()[key]['short']}, new dx - {why}. " + (
-            "Start " + "; ".join(started) + "." if started else "Lifestyle counseling."))
+        why = (
+            f"{notes.short(evidence)} {labs[evidence].text}"
+            if evidence in labs
+            else (f"BP {vit['bp'].text} (repeat elevated)" if key == "hypertension" else "PHQ-9 positive")
+        )
+        out.append(
+            f"{cat.chronic()[key]['short']}, new dx - {why}. "
+            + ("Start " + "; ".join(started) + "." if started else "Lifestyle counseling.")
+        )
     done = set(plan.dx)
     if sim.has("diabetes") and "diabetes" not in done and "a1c" in labs:
         a1c = labs["a1c"]
         met = sim.on_drug("metformin", t)
         line = f"T2DM - {notes.trend(sim, 'a1c', a1c)}"
         if a1c.value >= 8.0 and met and (t - met.start).days >= 150 and not _on(sim, t, "insulin_glargine"):
-            meds.prescribe(sim, "insulin_glargine", t + 20 * MIN, enc_id, pcp, reason_id=sim.conditions["diabetes"].id)
+            meds.prescribe(
+                sim, "insulin_glargine", t + 20 * MIN, enc_id, pcp, reason_id=sim.conditions["diabetes"].id
+            )
             line += f", above goal despite metformin. Start {meds.sig_short('insulin_glargine')}; hypoglycemia teaching."
         elif a1c.value < 7.0:
             line += ", at goal. Continue current regimen."
@@ -177,18 +213,28 @@ def _manage(sim: Sim, plan: Plan, t: datetime, enc_id: str, labs: dict[str, Resu
     elif sim.has("hypertension") and "hypertension" not in done:
         bp = vit["bp"]
         on = [meds.sig_short(d) for d in HTN_DRUGS if _on(sim, t, d)]
-        goal = "at goal" if vit["sbp"].value < 140 and vit["dbp"].value < 90 else "above goal, recheck at next visit"
+        goal = (
+            "at goal"
+            if vit["sbp"].value < 140 and vit["dbp"].value < 90
+            else "above goal, recheck at next visit"
+        )
         k = f"; K {labs['potassium'].text}" if "potassium" in labs and lis else ""
         out.append(f"HTN - BP {bp.text}, {goal}{k}. Continue {', '.join(on) or 'lifestyle measures'}.")
     if sim.has("ckd3") and "creatinine" in labs:
-        out.append(f"CKD3 - Cr {labs['creatinine'].text}, eGFR {labs['egfr'].text}. Avoid NSAIDs; renally dose meds.")
+        out.append(
+            f"CKD3 - Cr {labs['creatinine'].text}, eGFR {labs['egfr'].text}. Avoid NSAIDs; renally dose meds."
+        )
     if sim.has("hypothyroidism") and "hypothyroidism" not in done and "tsh" in labs:
-        out.append(f"Hypothyroidism - {notes.trend(sim, 'tsh', labs['tsh'])}. Continue levothyroxine 75 mcg PO daily.")
+        out.append(
+            f"Hypothyroidism - {notes.trend(sim, 'tsh', labs['tsh'])}. Continue levothyroxine 75 mcg PO daily."
+        )
     if sim.has("hyperlipidemia") and "hyperlipidemia" not in done and "ldl" in labs:
         out.append(f"HLD - {notes.trend(sim, 'ldl', labs['ldl'])}. Continue statin.")
     if sim.has("heart_failure"):
         bnp = f", BNP {labs['bnp'].text}" if "bnp" in labs else ""
-        out.append(f"CHF - euvolemic on exam, Wt {vit['weight'].text} kg{bnp}. Continue furosemide and metoprolol; daily weights.")
+        out.append(
+            f"CHF - euvolemic on exam, Wt {vit['weight'].text} kg{bnp}. Continue furosemide and metoprolol; daily weights."
+        )
     if sim.has("atrial_fibrillation"):
         out.append(f"AF - rate controlled, HR {vit['hr'].text}. Continue apixaban 5 mg PO BID.")
     return out
@@ -207,9 +253,12 @@ def clinic_visit(sim: Sim, plan: Plan, tl: Timeline, first: bool) -> None:
     if plan.kind == "screening":
         _screening(sim, plan)
         return
-    duration = sim.rng.randint(20, 45)
-    reasons = [plan.reason] if plan.kind == "sick" and plan.reason else [
-        k for k in sim.conditions if k in cat.chronic()][:3] + plan.dx
+    duration = sim.rng.randint(30, 50)
+    reasons = (
+        [plan.reason]
+        if plan.kind == "sick" and plan.reason
+        else [k for k in sim.conditions if k in cat.chronic()][:3] + plan.dx
+    )
     enc = clinical.encounter(sim, plan.kind, t, t + duration * MIN, pcp, reasons)
     enc_id = enc["id"]
     ap: list[str] = []
@@ -227,8 +276,15 @@ def clinic_visit(sim: Sim, plan: Plan, tl: Timeline, first: bool) -> None:
     lab_list = _labs(sim, plan, t, enc_id)
     labs = {r.key: r for r in lab_list}
     if acute and plan.reason:
-        rec = clinical.condition(sim, plan.reason, t + duration * MIN, t - DAY * onset_days, enc_id, problem_list=False,
-                                 abated=t + DAY * sim.rng.randint(7, 21))
+        rec = clinical.condition(
+            sim,
+            plan.reason,
+            t + duration * MIN,
+            t - DAY * onset_days,
+            enc_id,
+            problem_list=False,
+            abated=t + DAY * sim.rng.randint(7, 21),
+        )
         line = f"{acute['text'][0].upper()}{acute['text'][1:]}"
         if plan.reason == "uti":
             ua = observe.urinalysis(sim, t + 15 * MIN, enc_id, infected=True)
@@ -239,7 +295,11 @@ def clinic_visit(sim: Sim, plan: Plan, tl: Timeline, first: bool) -> None:
                 continue  # NSAIDs are avoided in CKD
             meds.prescribe(sim, drug, t + 20 * MIN, enc_id, pcp, reason_id=rec.id)
             started.append(meds.sig_short(drug))
-        line += (". Start " + "; ".join(started) + "." if started else ". Supportive care, fluids, return precautions.")
+        line += (
+            ". Start " + "; ".join(started) + "."
+            if started
+            else ". Supportive care, fluids, return precautions."
+        )
         ap.append(line)
     ap += _manage(sim, plan, t, enc_id, labs, vit)
     if not first:
@@ -255,10 +315,24 @@ def clinic_visit(sim: Sim, plan: Plan, tl: Timeline, first: bool) -> None:
         subjective, ros = "annual wellness exam", ROS_WELL
     else:
         subjective, ros = f"f/u of {notes.problems(sim, t)}", ROS_FU
-    text = notes.clinic_note(sim, t + duration * MIN, pcp, cat.clinical()["encounter_types"][plan.kind]["text"],
-                             subjective, vit, lab_list, ap, ros,
-                             "RTC 3 months." if sim.conditions else "RTC 1 year or sooner PRN.")
-    notes.document(sim, "clinic", text, t + duration * MIN + 4 * 60 * MIN, enc_id, pcp, (t, t + duration * MIN), "clinic")
+    if not sim.conditions and plan.kind == "followup":
+        subjective, ros = "routine follow-up", ROS_WELL
+    # Signed after the same-day labs have resulted, so the note can quote them.
+    signed = t + duration * MIN + 4 * 60 * MIN
+    text = notes.clinic_note(
+        sim,
+        signed,
+        pcp,
+        cat.clinical()["encounter_types"][plan.kind]["text"],
+        subjective,
+        vit,
+        lab_list,
+        ap,
+        ros,
+        "RTC 3 months." if sim.conditions else "RTC 1 year or sooner PRN.",
+        t,
+    )
+    notes.document(sim, "clinic", text, signed, enc_id, pcp, (t, t + duration * MIN), "clinic")
 
 
 def _screening(sim: Sim, plan: Plan) -> None:
@@ -266,13 +340,21 @@ def _screening(sim: Sim, plan: Plan) -> None:
     t = plan.time
     p = cat.clinical()["procedures"][plan.reason or "colonoscopy"]
     performer = sim.rng.choice(sim.pool["radiologist"]) if plan.reason in ("mammogram", "echo") else sim.pcp
-    enc = clinical.encounter(sim, "followup", t, t + (int(p["minutes"]) + 30) * MIN, performer, [],
-                             type_override=(p["snomed"], p["display"], p["text"]))
+    enc = clinical.encounter(
+        sim,
+        "followup",
+        t,
+        t + (int(p["minutes"]) + 30) * MIN,
+        performer,
+        [],
+        type_override=(p["snomed"], p["display"], p["text"]),
+    )
     reason = None
     if plan.reason == "spirometry":
         reason = sim.conditions.get("copd")
     elif plan.reason == "echo":
         reason = sim.conditions.get("heart_failure")
-    clinical.procedure(sim, plan.reason or "colonoscopy", t + 15 * MIN, enc["id"], performer,
-                       reason.id if reason else None)
+    clinical.procedure(
+        sim, plan.reason or "colonoscopy", t + 15 * MIN, enc["id"], performer, reason.id if reason else None
+    )
     enc["period"]["end"] = iso(t + (int(p["minutes"]) + 30) * MIN)

@@ -40,21 +40,35 @@ def encounter(
         "class": cat.coding(V3_ACT, cls, cat.clinical()["classes"][cls]),
         "type": [concept(SNOMED, snomed, display, text)],
         "subject": sim.patient_ref,
-        "participant": [{
-            "type": [concept(PARTICIPATION, "ATND" if cls == "IMP" else "PPRF",
-                             "attender" if cls == "IMP" else "primary performer")],
-            "period": {"start": iso(start), "end": iso(end)},
-            "individual": sim.use(practitioner),
-        }],
+        "participant": [
+            {
+                "type": [
+                    concept(
+                        PARTICIPATION,
+                        "ATND" if cls == "IMP" else "PPRF",
+                        "attender" if cls == "IMP" else "primary performer",
+                    )
+                ],
+                "period": {"start": iso(start), "end": iso(end)},
+                "individual": sim.use(practitioner),
+            }
+        ],
         "period": {"start": iso(start), "end": iso(end)},
     }
     if reasons:
         enc["reasonCode"] = [cat.condition_concept(k) for k in reasons]
     if cls in ("IMP", "EMER"):
-        hosp: dict[str, Any] = {"admitSource": concept(ADMIT_SOURCE, "emd" if cls == "IMP" else "other",
-                                                         "From accident/emergency department" if cls == "IMP" else "Other")}
+        hosp: dict[str, Any] = {
+            "admitSource": concept(
+                ADMIT_SOURCE,
+                "emd" if cls == "IMP" else "other",
+                "From accident/emergency department" if cls == "IMP" else "Other",
+            )
+        }
         if disposition:
-            hosp["dischargeDisposition"] = concept(DISPOSITION, disposition, cat.clinical()["dispositions"][disposition])
+            hosp["dischargeDisposition"] = concept(
+                DISPOSITION, disposition, cat.clinical()["dispositions"][disposition]
+            )
         enc["hospitalization"] = hosp
     enc["serviceProvider"] = sim.use(sim.pool[org_key])
     sim.chart.add(enc)
@@ -83,8 +97,13 @@ def condition(
         "id": sim.chart.new_id(),
         "clinicalStatus": concept(CLINICAL, clinical_status, clinical_status.capitalize()),
         "verificationStatus": concept(VERIFICATION, verification, verification.capitalize()),
-        "category": [concept(COND_CATEGORY, "problem-list-item" if problem_list else "encounter-diagnosis",
-                             "Problem List Item" if problem_list else "Encounter Diagnosis")],
+        "category": [
+            concept(
+                COND_CATEGORY,
+                "problem-list-item" if problem_list else "encounter-diagnosis",
+                "Problem List Item" if problem_list else "Encounter Diagnosis",
+            )
+        ],
         "code": cat.condition_concept(key, with_icd),
         "subject": sim.patient_ref,
     }
@@ -96,7 +115,7 @@ def condition(
     cond["recordedDate"] = iso(recorded)
     if asserter:
         cond["recorder"] = sim.use(asserter)
-    rec = CondRec(key, sim.chart.add(cond), onset, abated)
+    rec = CondRec(key, sim.chart.add(cond), onset, abated, recorded)
     if verification == "confirmed":
         sim.conditions.setdefault(key, rec)
     return rec
@@ -129,7 +148,9 @@ def procedure(
     return sim.chart.add(pr)
 
 
-def immunization(sim: Sim, key: str, t: datetime, enc_id: str | None, performer: dict[str, Any] | None) -> str:
+def immunization(
+    sim: Sim, key: str, t: datetime, enc_id: str | None, performer: dict[str, Any] | None
+) -> str:
     """Completed Immunization (CVX), left deltoid IM."""
     v = cat.clinical()["vaccines"][key]
     im: dict[str, Any] = {
@@ -145,7 +166,9 @@ def immunization(sim: Sim, key: str, t: datetime, enc_id: str | None, performer:
     im["primarySource"] = enc_id is not None
     im["lotNumber"] = f"{sim.rng.choice('ABCDEFGHJK')}{sim.rng.randint(1000, 9999)}{sim.rng.choice('XYZ')}"
     im["site"] = concept("http://terminology.hl7.org/CodeSystem/v3-ActSite", "LA", "left arm")
-    im["route"] = concept("http://terminology.hl7.org/CodeSystem/v3-RouteOfAdministration", "IM", "Injection, intramuscular")
+    im["route"] = concept(
+        "http://terminology.hl7.org/CodeSystem/v3-RouteOfAdministration", "IM", "Injection, intramuscular"
+    )
     im["doseQuantity"] = {"value": v["dose_ml"], "unit": "mL", "system": cat.UCUM, "code": "mL"}
     if performer:
         im["performer"] = [{"actor": sim.use(performer)}]
@@ -160,9 +183,12 @@ def allergy(sim: Sim, key: str, recorded: datetime, onset_year: int, enc_id: str
     ai: dict[str, Any] = {
         "resourceType": "AllergyIntolerance",
         "id": sim.chart.new_id(),
-        "clinicalStatus": concept("http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical", "active", "Active"),
-        "verificationStatus": concept("http://terminology.hl7.org/CodeSystem/allergyintolerance-verification",
-                                      "confirmed", "Confirmed"),
+        "clinicalStatus": concept(
+            "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical", "active", "Active"
+        ),
+        "verificationStatus": concept(
+            "http://terminology.hl7.org/CodeSystem/allergyintolerance-verification", "confirmed", "Confirmed"
+        ),
         "type": a["type"],
         "category": [a["category"]],
         "criticality": "high" if severity == "severe" else "low",
@@ -173,10 +199,12 @@ def allergy(sim: Sim, key: str, recorded: datetime, onset_year: int, enc_id: str
         ai["encounter"] = ref(enc_id)
     ai["onsetDateTime"] = f"{onset_year:04d}"
     ai["recordedDate"] = iso(recorded)
-    ai["reaction"] = [{
-        "manifestation": [concept(SNOMED, reaction[0], reaction[1], reaction[2])],
-        "severity": severity,
-    }]
+    ai["reaction"] = [
+        {
+            "manifestation": [concept(SNOMED, reaction[0], reaction[1], reaction[2])],
+            "severity": severity,
+        }
+    ]
     sim.allergies[key] = reaction[2]
     return sim.chart.add(ai)
 
@@ -184,4 +212,4 @@ def allergy(sim: Sim, key: str, recorded: datetime, onset_year: int, enc_id: str
 def allergy_text(key: str, sim: Sim) -> str:
     """How a note lists one allergy, e.g. ``penicillin (hives)``."""
     a = cat.clinical()["allergies"][key]
-    return f'{a["display"].replace(" (substance)", "").lower()} ({sim.allergies[key]})'
+    return f"{a['display'].replace(' (substance)', '').lower()} ({sim.allergies[key]})"

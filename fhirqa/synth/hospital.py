@@ -13,7 +13,12 @@ from .planner import Plan
 from .sim import CondRec, MedOrder, Result, Sim, ref
 
 MIN = timedelta(minutes=1)
-SCHEDULE = {(1, 12.0, "h"): [9, 21], (1, 8.0, "h"): [6, 14, 22], (1, 24.0, "h"): [10], (1, 6.0, "h"): [0, 6, 12, 18]}
+SCHEDULE = {
+    (1, 12.0, "h"): [9, 21],
+    (1, 8.0, "h"): [6, 14, 22],
+    (1, 24.0, "h"): [10],
+    (1, 6.0, "h"): [0, 6, 12, 18],
+}
 SLIDING_SCALE = [(300, 8), (250, 6), (200, 4), (150, 2)]
 AC_TIMES = [(7, 30), (11, 30), (16, 30)]
 
@@ -43,7 +48,9 @@ class Stay:
         return str(self.enc["id"])
 
 
-def special_labs(sim: Sim, keys: list[str], t: datetime, enc_id: str, reason: str, hospital: bool) -> list[str]:
+def special_labs(
+    sim: Sim, keys: list[str], t: datetime, enc_id: str, reason: str, hospital: bool
+) -> list[str]:
     """Cultures and urinalysis; returns note snippets."""
     out: list[str] = []
     f = cat.clinical()["findings"]
@@ -81,18 +88,37 @@ def imaging(sim: Sim, key: str, t: datetime, enc_id: str, reason_id: str | None,
     radiologist = sim.rng.choice(sim.pool["radiologist"])
     clinical.procedure(sim, "ankle_xr" if key == "ankle_xr" else "cxr", t, enc_id, radiologist, reason_id)
     n = radiologist["name"][0]
-    text = (f"EXAM: {img['display']}\nDATE: {md(t)}\nINDICATION: {indication}\n\n"
-            f"FINDINGS: {img['findings']}\n\nIMPRESSION: {img['impression']}\n\n"
-            f"Electronically signed by {n['prefix'][0]} {n['given'][0]} {n['family']}, radiologist.\n")
+    text = (
+        f"EXAM: {img['display']}\nDATE: {md(t)}\nINDICATION: {indication}\n\n"
+        f"FINDINGS: {img['findings']}\n\nIMPRESSION: {img['impression']}\n\n"
+        f"Electronically signed by {n['prefix'][0]} {n['given'][0]} {n['family']}, radiologist.\n"
+    )
     code = (img["snomed"], img["snomed_display"]) if img.get("snomed") else None
-    observe.report(sim, key, img["loinc"], img["display"], "RAD", t, enc_id, [], hospital=True,
-                   conclusion=img["impression"], text=text, interpreter=radiologist, conclusion_code=code)
+    observe.report(
+        sim,
+        key,
+        img["loinc"],
+        img["display"],
+        "RAD",
+        t,
+        enc_id,
+        [],
+        hospital=True,
+        conclusion=img["impression"],
+        text=text,
+        interpreter=radiologist,
+        conclusion_code=code,
+    )
     return str(img["impression"])
 
 
 def ecg(sim: Sim, t: datetime, enc_id: str, hr: Result) -> str:
     clinical.procedure(sim, "ecg", t, enc_id)
-    rhythm = "Atrial fibrillation with controlled ventricular response" if sim.has("atrial_fibrillation") else "Normal sinus rhythm"
+    rhythm = (
+        "Atrial fibrillation with controlled ventricular response"
+        if sim.has("atrial_fibrillation")
+        else "Normal sinus rhythm"
+    )
     text = f"{rhythm}, rate {hr.text}. Normal axis. No acute ST-T wave changes."
     observe.report(sim, "ecg", "11524-6", "EKG study", "EC", t, enc_id, [], hospital=True, conclusion=text)
     return "ECG: " + text
@@ -112,26 +138,58 @@ def emergency_visit(sim: Sim, plan: Plan) -> None:
     vit["pain"] = observe.pain_score(sim, t + 7 * MIN, enc["id"])
     lab_keys = {"chest_pain": ["bmp", "cbc", "troponin"], "gastroenteritis": ["bmp", "cbc"]}.get(reason, [])
     labs = draw(sim, t + 25 * MIN, enc["id"], lab_keys)
-    studies = special_labs(sim, [k for k in acute.get("extra_labs", []) if k not in cat.labs()], t + 30 * MIN,
-                            enc["id"], reason, True)
-    rec = clinical.condition(sim, reason, end, t - DAY * onset_days, enc["id"], problem_list=False,
-                             abated=end + DAY * sim.rng.randint(2, 14), asserter=doc)
+    studies = special_labs(
+        sim,
+        [k for k in acute.get("extra_labs", []) if k not in cat.labs()],
+        t + 30 * MIN,
+        enc["id"],
+        reason,
+        True,
+    )
+    rec = clinical.condition(
+        sim,
+        reason,
+        end,
+        t - DAY * onset_days,
+        enc["id"],
+        problem_list=False,
+        abated=end + DAY * sim.rng.randint(2, 14),
+        asserter=doc,
+    )
     plan_lines: list[str] = []
     if reason == "chest_pain":
         studies.append(ecg(sim, t + 12 * MIN, enc["id"], vit["hr"]))
-        studies.append("CXR: " + imaging(sim, "cxr_normal", t + 50 * MIN, enc["id"], rec.id, acute["complaint"]))
-        trop2 = observe.lab(sim, "troponin", t + 205 * MIN if end > t + 205 * MIN else end - 10 * MIN, enc["id"], hospital=True)
+        studies.append(
+            "CXR: " + imaging(sim, "cxr_normal", t + 50 * MIN, enc["id"], rec.id, acute["complaint"])
+        )
+        trop2 = observe.lab(
+            sim,
+            "troponin",
+            t + 205 * MIN if end > t + 205 * MIN else end - 10 * MIN,
+            enc["id"],
+            hospital=True,
+        )
         first = labs["troponin"]
-        clinical.condition(sim, "mi", end, t, enc["id"], problem_list=False, verification="refuted", icd10=False)
-        plan_lines.append(f"Chest pain - hsTnI {first.text} -> {trop2.text} ng/L (no delta), ECG without ischemia. ACS ruled out. "
-                          "Outpatient stress test; aspirin PRN.")
+        clinical.condition(
+            sim, "mi", end, t, enc["id"], problem_list=False, verification="refuted", icd10=False
+        )
+        plan_lines.append(
+            f"Chest pain - hsTnI {first.text} -> {trop2.text} ng/L (no delta), ECG without ischemia. ACS ruled out. "
+            "Outpatient stress test; aspirin PRN."
+        )
     elif reason == "gastroenteritis":
         k = labs["potassium"]
-        plan_lines.append(f"Gastroenteritis with volume depletion - K {k.text}, BUN {labs['bun'].text}. "
-                          "1 L NS bolus, PO challenge passed. BRAT diet.")
+        plan_lines.append(
+            f"Gastroenteritis with volume depletion - K {k.text}, BUN {labs['bun'].text}. "
+            "1 L NS bolus, PO challenge passed. BRAT diet."
+        )
     elif reason == "ankle_sprain":
-        studies.append("XR R ankle: " + imaging(sim, "ankle_xr", t + 40 * MIN, enc["id"], rec.id, acute["complaint"]))
-        plan_lines.append("Right ankle sprain - Ottawa positive, XR negative for fracture. RICE, ASO brace, crutches.")
+        studies.append(
+            "XR R ankle: " + imaging(sim, "ankle_xr", t + 40 * MIN, enc["id"], rec.id, acute["complaint"])
+        )
+        plan_lines.append(
+            "Right ankle sprain - Ottawa positive, XR negative for fracture. RICE, ASO brace, crutches."
+        )
     elif reason == "uti":
         plan_lines.append("Cystitis - UA positive. Urine culture sent.")
     for drug in acute.get("discharge_meds", []):
@@ -141,8 +199,18 @@ def emergency_visit(sim: Sim, plan: Plan) -> None:
         plan_lines.append(f"Rx: {meds.sig_short(drug)}.")
     plan_lines.append("Return precautions reviewed; f/u with PCP in 1 week.")
     vit2 = observe.vital_signs(sim, end - 15 * MIN, enc["id"])
-    text = notes.ed_note(sim, end, doc, acute["complaint"], onset_days, vit, list(labs.values()), studies, plan_lines,
-                         f"discharged home in stable condition at {end:%H:%M}, BP {vit2['bp'].text}, HR {vit2['hr'].text}")
+    text = notes.ed_note(
+        sim,
+        end,
+        doc,
+        acute["complaint"],
+        onset_days,
+        vit,
+        list(labs.values()),
+        studies,
+        plan_lines,
+        f"discharged home in stable condition at {end:%H:%M}, BP {vit2['bp'].text}, HR {vit2['hr'].text}",
+    )
     notes.document(sim, "ed", text, end + 30 * MIN, enc["id"], doc, (t, end), "hospital")
 
 
@@ -178,15 +246,23 @@ def mar(sim: Sim, stay: Stay) -> None:
         while day < end:
             for h in hours:
                 slot = at(day, h)
-                if order.start + lead < slot < end and all(abs((slot - x).total_seconds()) > 4 * 3600 for x in times):
+                if order.start + lead < slot < end and all(
+                    abs((slot - x).total_seconds()) > 4 * 3600 for x in times
+                ):
                     times.append(slot)
             day += DAY
         for i, slot in enumerate(sorted(times)):
             nurse = sim.rng.choice(sim.pool["nurse"])
             held = i > 0 and sim.rng.random() < 0.03
-            meds.administer(sim, order, slot + MIN * sim.rng.randint(-10, 25), stay.id, nurse,
-                            status="not-done" if held else "completed",
-                            reason=sim.rng.choice(["Patient refused", "Patient off unit for imaging"]) if held else None)
+            meds.administer(
+                sim,
+                order,
+                slot + MIN * sim.rng.randint(-10, 25),
+                stay.id,
+                nurse,
+                status="not-done" if held else "completed",
+                reason=sim.rng.choice(["Patient refused", "Patient off unit for imaging"]) if held else None,
+            )
 
 
 def vanco_trough(sim: Sim, stay: Stay, day: datetime) -> None:
@@ -203,14 +279,28 @@ def vanco_trough(sim: Sim, stay: Stay, day: datetime) -> None:
         change = at(day, 13, 0)
         meds.stop(vanc, change, "stopped", f"Dose adjusted for vancomycin trough {r.text} ug/mL")
         pharm = sim.rng.choice(sim.pool["pharmacist"])
-        new = meds.prescribe(sim, "vancomycin", change, stay.id, pharm, "inpatient", vanc.reason_id,
-                             dose=1250.0, timing=(1, 8.0, "h"), note=f"Pharmacy-to-dose: trough {r.text} ug/mL")
+        new = meds.prescribe(
+            sim,
+            "vancomycin",
+            change,
+            stay.id,
+            pharm,
+            "inpatient",
+            vanc.reason_id,
+            dose=1250.0,
+            timing=(1, 8.0, "h"),
+            note=f"Pharmacy-to-dose: trough {r.text} ug/mL",
+        )
         if new.resource is not None:
             new.resource["priorPrescription"] = ref(vanc.id)
         stay.orders.append(new)
-        stay.events.append(f"Vanc trough {r.text} on {md(t)} -> increased to {meds.sig_short('vancomycin', 1250.0, (1, 8.0, 'h'))}")
+        stay.events.append(
+            f"Vanc trough {r.text} on {md(t)} -> increased to {meds.sig_short('vancomycin', 1250.0, (1, 8.0, 'h'))}"
+        )
     else:
-        stay.events.append(f"Vanc trough {r.text} on {md(t)}, therapeutic; continued {meds.sig_short('vancomycin')}")
+        stay.events.append(
+            f"Vanc trough {r.text} on {md(t)}, therapeutic; continued {meds.sig_short('vancomycin')}"
+        )
 
 
 def glucose_checks(sim: Sim, stay: Stay) -> None:
@@ -226,7 +316,9 @@ def glucose_checks(sim: Sim, stay: Stay) -> None:
             r = observe.lab(sim, "glucose_poc", t, stay.id, hospital=True, turnaround_min=2)
             units = next((u for limit, u in SLIDING_SCALE if r.value >= limit), 0)
             if units:
-                meds.administer(sim, order, t + 10 * MIN, stay.id, sim.rng.choice(sim.pool["nurse"]), dose=float(units))
+                meds.administer(
+                    sim, order, t + 10 * MIN, stay.id, sim.rng.choice(sim.pool["nurse"]), dose=float(units)
+                )
         day += DAY
 
 

@@ -12,8 +12,22 @@ from .notes import allergies, header, intro, labs_line, med_list, numbered, prob
 from .sim import MedOrder, Result, Sim
 
 PLACE = "St. Brendan Regional Medical Center - Inpatient Medicine"
-ADMIT_KEYS = ["sodium", "potassium", "chloride", "co2", "bun", "creatinine", "glucose", "magnesium", "wbc",
-              "hemoglobin", "platelets", "lactate", "bnp", "troponin"]
+ADMIT_KEYS = [
+    "sodium",
+    "potassium",
+    "chloride",
+    "co2",
+    "bun",
+    "creatinine",
+    "glucose",
+    "magnesium",
+    "wbc",
+    "hemoglobin",
+    "platelets",
+    "lactate",
+    "bnp",
+    "troponin",
+]
 SMOKING = {"never": "Never smoker", "former": "Former smoker", "current": "Current every-day smoker"}
 
 
@@ -70,21 +84,32 @@ def hp(sim: Sim, stay: Stay, found: list[str], t: datetime) -> str:
     if abx:
         main += ". Start " + " + ".join(sig_short(o.drug, o.dose, o.timing) for o in abx)
     if reason == "chf_exacerbation":
-        main += ". Diurese with " + "; ".join(sig_short(o.drug) for o in stay.orders if o.drug == "furosemide_iv")
+        main += ". Diurese with " + "; ".join(
+            sig_short(o.drug) for o in stay.orders if o.drug == "furosemide_iv"
+        )
         main += "; strict I/O, daily weights, 2 g Na diet"
     if reason == "copd_exacerbation":
         main += ". Nebulized albuterol/ipratropium q4h, prednisone 40 mg PO daily"
     ap.append(main + ".")
     if "aki" in found:
-        base = f" (baseline {stay.baseline_cr.text} on {md(stay.baseline_cr.time)})" if stay.baseline_cr else ""
-        ap.append(f"AKI - Cr {labs['creatinine'].text}{base}. IV fluids, hold nephrotoxins, renally dose antibiotics.")
+        base = (
+            f" (baseline {stay.baseline_cr.text} on {md(stay.baseline_cr.time)})" if stay.baseline_cr else ""
+        )
+        ap.append(
+            f"AKI - Cr {labs['creatinine'].text}{base}. IV fluids, hold nephrotoxins, renally dose antibiotics."
+        )
     if "hyperkalemia" in found:
-        ap.append(f"Hyperkalemia - K {labs['potassium'].text} on admission. Repeat BMP, ECG, hold K-sparing meds/ACEi.")
+        ap.append(
+            f"Hyperkalemia - K {labs['potassium'].text} on admission. Repeat BMP, ECG, hold K-sparing meds/ACEi."
+        )
     if sim.has("diabetes"):
         ap.append(f"T2DM - glucose {labs['glucose'].text}. Hold metformin; insulin lispro sliding scale AC.")
     if sim.has("hypertension"):
         ap.append(f"HTN - BP {v['bp'].text}. Continue home antihypertensives as BP allows.")
-    ap.append("VTE ppx: " + ("heparin 5,000 units SC q8h." if any(o.drug == "heparin" for o in stay.orders) else "on apixaban."))
+    ap.append(
+        "VTE ppx: "
+        + ("heparin 5,000 units SC q8h." if any(o.drug == "heparin" for o in stay.orders) else "on apixaban.")
+    )
     ap.append("Code status: Full code.")
     body = [
         header(sim, "Admission history and physical", t, stay.attending, PLACE),
@@ -115,26 +140,42 @@ def progress(sim: Sim, stay: Stay, hd: int, t: datetime) -> str:
     last = seen[-1]
     recent = [v for v in seen if (t - v["temp"].time).total_seconds() <= 86400]
     tmax = max(recent or seen, key=lambda v: v["temp"].value)["temp"]
-    today = _results(stay, t)[-1]
+    today = [d for d in _results(stay, t) if "sodium" in d][-1]
+    trough = _latest(stay, "vanco_trough", t)
     subj = ("Febrile overnight" if tmax.value >= 38.0 else "Afebrile overnight") + (
-        ", feels somewhat better." if hd > 2 else ", still fatigued.")
+        ", feels somewhat better." if hd > 2 else ", still fatigued."
+    )
     trends = [c for c in (_course(stay, k, t) for k in ("wbc", "creatinine", "potassium", "sodium")) if c]
     events = [e for e in stay.events if not e.startswith(("Blood cx", "UA", "Urine"))]
     ap = [f"{acute['text'][0].upper()}{acute['text'][1:]} - HD#{hd}. " + "; ".join(trends[:2]) + "."]
     ap += [e + "." for e in events if md(t) in e]
     if sim.has("diabetes"):
-        poc = [r for r in sim.chart.results if r.key == "glucose_poc" and r.encounter_id == stay.id and r.time <= t]
+        poc = [
+            r
+            for r in sim.chart.results
+            if r.key == "glucose_poc" and r.encounter_id == stay.id and r.time <= t
+        ]
         if poc:
             ap.append("T2DM - FSBG " + ", ".join(r.text for r in poc[-3:]) + " on sliding scale.")
     if reason == "chf_exacerbation":
         w = [v["weight"] for v in seen if "weight" in v]
-        ap.append(f"Volume - net negative on IV furosemide; admission Wt {w[0].text} kg." if w else "Volume - diuresing.")
+        ap.append(
+            f"Volume - net negative on IV furosemide; admission Wt {w[0].text} kg."
+            if w
+            else "Volume - diuresing."
+        )
     ap.append("Dispo: continue inpatient care" + ("; anticipate discharge in 24-48h." if hd >= 3 else "."))
     body = [
         header(sim, f"Hospitalist progress note - HD#{hd}", t, stay.attending, PLACE),
         f"S: {subj}",
         f"O: Tmax {tmax.text} (24h). Vitals ({hm(last['bp'].time)}): {vitals_line(last)}.",
-        f"Labs this AM ({hm(next(iter(today.values())).time)}): {labs_line(today.values())}.",
+        f"Labs {'this AM' if today['sodium'].time.date() == t.date() else 'on admission'} "
+        f"({hm(today['sodium'].time)}): {labs_line(today.values())}."
+        + (
+            f" Vanc trough {trough.text} ({hm(trough.time)})."
+            if trough and trough.time.date() == t.date()
+            else ""
+        ),
         "Inpatient meds: " + "; ".join(_inpatient_meds(sim, stay, t)) + ".",
         "",
         "A/P:",
@@ -143,7 +184,7 @@ def progress(sim: Sim, stay: Stay, hd: int, t: datetime) -> str:
     return "\n".join(body) + "\n"
 
 
-def discharge_summary(sim: Sim, stay: Stay) -> str:
+def discharge_summary(sim: Sim, stay: Stay, signed: datetime) -> str:
     """Discharge summary (or death summary) recapping the stay with real values."""
     reason = stay.plan.reason or "pneumonia"
     acute = cat.acute()[reason]
@@ -160,16 +201,19 @@ def discharge_summary(sim: Sim, stay: Stay) -> str:
     events = [e for e in stay.events if not e.startswith(("Blood cx", "UA", "Urine"))]
     if events:
         course.append(". ".join(events) + ".")
-    trends = [c for c in (_course(stay, k, end) for k in ("wbc", "creatinine", "potassium", "sodium", "bnp")) if c]
+    trends = [
+        c for c in (_course(stay, k, end) for k in ("wbc", "creatinine", "potassium", "sodium", "bnp")) if c
+    ]
     if trends:
         course.append("; ".join(trends) + ".")
     secondary = [cat.condition(c.key)["text"] for c in stay.conds[1:]] + [
-        cat.chronic()[k]["text"] for k in sim.conditions if k in cat.chronic()]
+        cat.chronic()[k]["text"] for k in sim.conditions if k in cat.chronic()
+    ]
     last_v = stay.vitals[-1]
     last_labs = stay.labs[-1] if "sodium" in stay.labs[-1] else stay.labs[0]
     title = "Death summary" if died else "Discharge summary"
     body = [
-        header(sim, title, end, stay.attending, PLACE),
+        header(sim, title, signed, stay.attending, PLACE),
         f"Admit: {md(stay.t0)} {hm(stay.t0)}    Discharge: {md(end)} {hm(end)}    LOS: {los} days",
         f"Principal dx: {acute['text']}",
         "Secondary dx: " + ("; ".join(dict.fromkeys(secondary)) or "none"),
@@ -182,17 +226,28 @@ def discharge_summary(sim: Sim, stay: Stay) -> str:
     body.append(f"Last vitals ({hm(last_v['bp'].time)}): {vitals_line(last_v)}.")
     body.append(f"Last labs ({md(next(iter(last_labs.values())).time)}): {labs_line(last_labs.values())}.")
     if died:
-        body += ["", f"Despite treatment {sim.person.he} developed progressive hypotension and hypoxemia. After goals-of-care "
-                 f"discussion with family, transitioned to comfort care. Patient expired on {md(end)} at {hm(end)}."]
+        body += [
+            "",
+            f"Despite treatment {sim.person.he} developed progressive hypotension and hypoxemia. After goals-of-care "
+            f"discussion with family, transitioned to comfort care. Patient expired on {md(end)} at {hm(end)}.",
+        ]
     else:
-        new = [sig_short(o.drug, o.dose, o.timing) + f" x {meds_days(o)} days" if meds_days(o) else sig_short(o.drug)
-               for o in stay.discharge_orders]
+        new = [
+            sig_short(o.drug, o.dose, o.timing) + f" x {meds_days(o)} days"
+            if meds_days(o)
+            else sig_short(o.drug)
+            for o in stay.discharge_orders
+        ]
         cont = med_list(sim, end)
         cont = [c for c in cont if c not in [sig_short(o.drug) for o in stay.discharge_orders]]
-        body += ["", "Discharge medications:",
-                 "  NEW: " + ("; ".join(new) or "none"),
-                 "  CONTINUE: " + ("; ".join(cont) or "none"),
-                 "", f"Follow-up: PCP in 1-2 weeks with repeat BMP/CBC. Return for fever, worsening SOB or chest pain."]
+        body += [
+            "",
+            "Discharge medications:",
+            "  NEW: " + ("; ".join(new) or "none"),
+            "  CONTINUE: " + ("; ".join(cont) or "none"),
+            "",
+            "Follow-up: PCP in 1-2 weeks with repeat BMP/CBC. Return for fever, worsening SOB or chest pain.",
+        ]
     return "\n".join(body) + "\n"
 
 

@@ -7,7 +7,18 @@ from datetime import datetime, timedelta
 from . import catalog as cat
 from . import clinical, hospital_notes, meds, notes, observe
 from .clock import DAY, at
-from .hospital import MIN, Stay, draw, glucose_checks, imaging, inpatient_orders, mar, prn, special_labs, vanco_trough
+from .hospital import (
+    MIN,
+    Stay,
+    draw,
+    glucose_checks,
+    imaging,
+    inpatient_orders,
+    mar,
+    prn,
+    special_labs,
+    vanco_trough,
+)
 from .physiology import Effect
 from .planner import Plan
 from .sim import Result, Sim, ref
@@ -33,28 +44,66 @@ def _complications(sim: Sim, stay: Stay, labs: dict[str, Result], t: datetime) -
     acute = cat.acute()[stay.plan.reason or "pneumonia"]
     cr = labs.get("creatinine")
     base = stay.baseline_cr
-    aki = cr is not None and ((base is not None and cr.value >= base.value * 1.5) or (base is None and cr.value >= 1.6))
+    aki = cr is not None and (
+        (base is not None and cr.value >= base.value * 1.5) or (base is None and cr.value >= 1.6)
+    )
     if aki or "aki" in acute.get("also", []) and cr is not None and cr.interp == "H":
-        rec = clinical.condition(sim, "aki", t + 60 * MIN, t, stay.id, problem_list=False,
-                                 abated=stay.end + DAY * sim.rng.randint(5, 20), asserter=stay.attending)
+        rec = clinical.condition(
+            sim,
+            "aki",
+            t + 60 * MIN,
+            t,
+            stay.id,
+            problem_list=False,
+            abated=stay.end + DAY * sim.rng.randint(5, 20),
+            asserter=stay.attending,
+        )
         stay.conds.append(rec)
         out.append("aki")
     k = labs.get("potassium")
     if k is not None and k.value >= 5.5:
-        stay.conds.append(clinical.condition(sim, "hyperkalemia", t + 60 * MIN, t, stay.id, problem_list=False,
-                                             abated=t + DAY * 2, asserter=stay.attending))
+        stay.conds.append(
+            clinical.condition(
+                sim,
+                "hyperkalemia",
+                t + 60 * MIN,
+                t,
+                stay.id,
+                problem_list=False,
+                abated=t + DAY * 2,
+                asserter=stay.attending,
+            )
+        )
         out.append("hyperkalemia")
     if "uti" in acute.get("also", []):
-        stay.conds.append(clinical.condition(sim, "uti", t + 60 * MIN, t - DAY * stay.onset_days, stay.id,
-                                             problem_list=False, abated=stay.end + DAY * 5))
+        stay.conds.append(
+            clinical.condition(
+                sim,
+                "uti",
+                t + 60 * MIN,
+                t - DAY * stay.onset_days,
+                stay.id,
+                problem_list=False,
+                abated=stay.end + DAY * 5,
+            )
+        )
     return out
 
 
 def _dying(sim: Sim, stay: Stay) -> None:
     """Clinical deterioration over the last ~36 hours before an in-hospital death."""
     start = stay.end - 36 * 60 * MIN
-    for signal, delta in (("sbp", -45), ("dbp", -22), ("spo2", -14), ("hr", 35), ("rr", 10), ("lactate", 4.5),
-                          ("creatinine", 1.4), ("potassium", 0.9), ("wbc", 8)):
+    for signal, delta in (
+        ("sbp", -45),
+        ("dbp", -22),
+        ("spo2", -14),
+        ("hr", 35),
+        ("rr", 10),
+        ("lactate", 4.5),
+        ("creatinine", 1.4),
+        ("potassium", 0.9),
+        ("wbc", 8),
+    ):
         sim.physio.add(Effect(signal, start, delta, ramp=1.4))
 
 
@@ -70,8 +119,13 @@ def run_stay(sim: Sim, plan: Plan) -> None:
     if plan.dies:
         end = at(t0 + DAY * max(plan.los, 1), sim.rng.randint(1, 23), sim.rng.randint(0, 59))
     age = sim.physio.age(t0)
-    disposition = "exp" if plan.dies else sim.rng.choices(
-        ["home", "hh", "snf", "rehab"], weights=[0.7, 0.12, 0.12 if age >= 70 else 0.02, 0.06])[0]
+    disposition = (
+        "exp"
+        if plan.dies
+        else sim.rng.choices(
+            ["home", "hh", "snf", "rehab"], weights=[0.7, 0.12, 0.12 if age >= 70 else 0.02, 0.06]
+        )[0]
+    )
     enc = clinical.encounter(sim, "inpatient", t0, end, attending, [reason], "hospital", disposition)
     stay = Stay(plan, enc, t0, end, attending, onset_days, disposition=disposition)
     stay.baseline_cr = sim.chart.latest("creatinine", before=t0)
@@ -80,26 +134,58 @@ def run_stay(sim: Sim, plan: Plan) -> None:
 
     # ED work-up
     _vitals(sim, stay, t0 + 8 * MIN, full=True)
-    labs = draw(sim, t0 + 25 * MIN, stay.id, ["bmp", "cbc", "magnesium", *[k for k in acute.get("extra_labs", []) if k in cat.labs()]])
+    labs = draw(
+        sim,
+        t0 + 25 * MIN,
+        stay.id,
+        ["bmp", "cbc", "magnesium", *[k for k in acute.get("extra_labs", []) if k in cat.labs()]],
+    )
     stay.labs.append(labs)
-    principal = clinical.condition(sim, reason, t0 + 90 * MIN, t0 - DAY * onset_days, stay.id, problem_list=False,
-                                   abated=None if plan.dies else end + DAY * sim.rng.randint(3, 14), icd10=True,
-                                   asserter=attending)
+    principal = clinical.condition(
+        sim,
+        reason,
+        t0 + 90 * MIN,
+        t0 - DAY * onset_days,
+        stay.id,
+        problem_list=False,
+        abated=None if plan.dies else end + DAY * sim.rng.randint(3, 14),
+        icd10=True,
+        asserter=attending,
+    )
     stay.conds.append(principal)
-    extra = special_labs(sim, [k for k in acute.get("extra_labs", []) if k not in cat.labs()], t0 + 30 * MIN,
-                         stay.id, reason, True)
+    extra = special_labs(
+        sim,
+        [k for k in acute.get("extra_labs", []) if k not in cat.labs()],
+        t0 + 30 * MIN,
+        stay.id,
+        reason,
+        True,
+    )
     stay.events += extra
     if acute.get("imaging"):
-        stay.imaging = imaging(sim, acute["imaging"], t0 + 55 * MIN, stay.id, principal.id, acute["complaint"])
+        stay.imaging = imaging(
+            sim, acute["imaging"], t0 + 55 * MIN, stay.id, principal.id, acute["complaint"]
+        )
     for key in acute.get("procedures", []):
         if key == "echo":
-            clinical.procedure(sim, "echo", at(t0 + DAY, 11), stay.id, sim.rng.choice(sim.pool["radiologist"]), principal.id)
+            clinical.procedure(
+                sim, "echo", at(t0 + DAY, 11), stay.id, sim.rng.choice(sim.pool["radiologist"]), principal.id
+            )
     clinical.procedure(sim, "med_rec", t0 + 100 * MIN, stay.id, attending)
     found = _complications(sim, stay, labs, t0 + 25 * MIN)
     inpatient_orders(sim, stay, t0 + 90 * MIN, principal.id)
-    enc["diagnosis"] = [{"condition": ref(c.id), "use": cat.concept(
-        "http://terminology.hl7.org/CodeSystem/diagnosis-role", "AD" if i == 0 else "CM",
-        "Admission diagnosis" if i == 0 else "Comorbidity diagnosis"), "rank": i + 1} for i, c in enumerate(stay.conds)]
+    enc["diagnosis"] = [
+        {
+            "condition": ref(c.id),
+            "use": cat.concept(
+                "http://terminology.hl7.org/CodeSystem/diagnosis-role",
+                "AD" if i == 0 else "CM",
+                "Admission diagnosis" if i == 0 else "Comorbidity diagnosis",
+            ),
+            "rank": i + 1,
+        }
+        for i, c in enumerate(stay.conds)
+    ]
     hp = hospital_notes.hp(sim, stay, found, t0 + 3 * 60 * MIN)
     notes.document(sim, "hp", hp, t0 + 3 * 60 * MIN, stay.id, attending, (t0, t0 + 3 * 60 * MIN), "hospital")
 
@@ -118,19 +204,29 @@ def run_stay(sim: Sim, plan: Plan) -> None:
     while day < end:
         am = at(day, 5, 30) + MIN * sim.rng.randint(-15, 20)
         if am < end - 60 * MIN:
-            keys = ["bmp", "cbc"] + (["magnesium"] if hd % 2 == 0 else []) + (["bnp"] if reason == "chf_exacerbation" and hd == 3 else [])
+            keys = (
+                ["bmp", "cbc"]
+                + (["magnesium"] if hd % 2 == 0 else [])
+                + (["bnp"] if reason == "chf_exacerbation" and hd == 3 else [])
+            )
             stay.labs.append(draw(sim, am, stay.id, keys))
         if hd == 2:
             vanco_trough(sim, stay, day)
         if reason == "pneumonia" and hd == 3:
             vanc = next((o for o in stay.orders if o.drug == "vancomycin" and o.active_at(at(day, 10))), None)
             if vanc is not None:
-                meds.stop(vanc, at(day, 10), "stopped", "De-escalated: MRSA nares PCR and blood cultures negative")
-                stay.events.append(f"Vancomycin discontinued {day.month}/{day.day} (MRSA nares negative, blood cx NGTD)")
+                meds.stop(
+                    vanc, at(day, 10), "stopped", "De-escalated: MRSA nares PCR and blood cultures negative"
+                )
+                stay.events.append(
+                    f"Vancomycin discontinued {day.month}/{day.day} (MRSA nares negative, blood cx NGTD)"
+                )
         note_t = at(day, 10, 30) + MIN * sim.rng.randint(0, 60)
         if note_t < end - 90 * MIN:
             text = hospital_notes.progress(sim, stay, hd, note_t)
-            notes.document(sim, "progress", text, note_t, stay.id, attending, (at(day, 0), note_t), "hospital")
+            notes.document(
+                sim, "progress", text, note_t, stay.id, attending, (at(day, 0), note_t), "hospital"
+            )
         day += DAY
         hd += 1
     _discharge(sim, stay)
@@ -149,11 +245,18 @@ def _discharge(sim: Sim, stay: Stay) -> None:
         sim.person.deceased = end
     else:
         for drug in acute.get("discharge_meds", []):
-            stay.discharge_orders.append(meds.prescribe(sim, drug, end - 60 * MIN, stay.id, stay.attending, "discharge",
-                                                        stay.conds[0].id))
+            stay.discharge_orders.append(
+                meds.prescribe(
+                    sim, drug, end - 60 * MIN, stay.id, stay.attending, "discharge", stay.conds[0].id
+                )
+            )
         if stay.plan.reason == "chf_exacerbation" and not sim.on_drug("furosemide", end):
-            stay.discharge_orders.append(meds.prescribe(sim, "furosemide", end - 60 * MIN, stay.id, stay.attending,
-                                                        "discharge", stay.conds[0].id))
+            stay.discharge_orders.append(
+                meds.prescribe(
+                    sim, "furosemide", end - 60 * MIN, stay.id, stay.attending, "discharge", stay.conds[0].id
+                )
+            )
     sim.last_stay = acute["text"]
-    text = hospital_notes.discharge_summary(sim, stay)
-    notes.document(sim, "discharge", text, end + timedelta(hours=2), stay.id, stay.attending, (stay.t0, end), "hospital")
+    signed = end + timedelta(minutes=sim.rng.randint(30, 180))
+    text = hospital_notes.discharge_summary(sim, stay, signed)
+    notes.document(sim, "discharge", text, signed, stay.id, stay.attending, (stay.t0, end), "hospital")

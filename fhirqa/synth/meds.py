@@ -13,7 +13,12 @@ from .observe import rounded
 from .sim import MedOrder, Sim, ref
 
 MR_CATEGORY = "http://terminology.hl7.org/CodeSystem/medicationrequest-category"
-CATEGORY_DISPLAY = {"inpatient": "Inpatient", "community": "Community", "discharge": "Discharge", "outpatient": "Outpatient"}
+CATEGORY_DISPLAY = {
+    "inpatient": "Inpatient",
+    "community": "Community",
+    "discharge": "Discharge",
+    "outpatient": "Outpatient",
+}
 FREQ_ABBR = {(1, 1.0, "d"): "daily", (2, 1.0, "d"): "BID", (3, 1.0, "d"): "TID", (4, 1.0, "d"): "QID"}
 
 
@@ -35,14 +40,17 @@ def sig_short(key: str, dose: float | None = None, timing: tuple[int, float, str
         how = "AC"
     if d.get("prn"):
         how += " PRN"
-    amount = f"{value:g}"
-    if value >= 1000 and d["dose"][1] == "mg":
-        amount = f"{value:,.0f}"
+    amount = f"{value:,.0f}" if value >= 1000 else f"{value:g}"
     return f"{d['name']} {amount} {d['dose'][2]} {cat.routes()[d['route']]['abbr']} {how}"
 
 
 def _dose_quantity(d: dict[str, Any], value: float) -> dict[str, Any]:
-    return {"value": rounded(value, 2 if value < 10 and value != int(value) else 0), "unit": d["dose"][2], "system": UCUM, "code": d["dose"][1]}
+    return {
+        "value": rounded(value, 2 if value < 10 and value != int(value) else 0),
+        "unit": d["dose"][2],
+        "system": UCUM,
+        "code": d["dose"][1],
+    }
 
 
 def _route(d: dict[str, Any]) -> dict[str, Any]:
@@ -67,13 +75,21 @@ def medication(sim: Sim, key: str) -> str:
     ingredients = []
     for ing in d["ingredients"]:
         s = ing["strength"]
-        denominator = {"value": s[2], "unit": s[3], "system": UCUM, "code": s[3]} if len(s) > 2 else {
-            "value": 1, "unit": form["v3_display"], "system": V3_FORM, "code": form["v3"]}
-        ingredients.append({
-            "itemCodeableConcept": concept(RXNORM, ing["rxnorm"], ing["display"]),
-            "isActive": True,
-            "strength": {"numerator": {"value": s[0], "unit": s[1], "system": UCUM, "code": s[1]}, "denominator": denominator},
-        })
+        denominator = (
+            {"value": s[2], "unit": s[3], "system": UCUM, "code": s[3]}
+            if len(s) > 2
+            else {"value": 1, "unit": form["v3_display"], "system": V3_FORM, "code": form["v3"]}
+        )
+        ingredients.append(
+            {
+                "itemCodeableConcept": concept(RXNORM, ing["rxnorm"], ing["display"]),
+                "isActive": True,
+                "strength": {
+                    "numerator": {"value": s[0], "unit": s[1], "system": UCUM, "code": s[1]},
+                    "denominator": denominator,
+                },
+            }
+        )
     res["ingredient"] = ingredients
     sim.medications[key] = sim.chart.add(res)
     return sim.medications[key]
@@ -148,8 +164,20 @@ def prescribe(
             "expectedSupplyDuration": {"value": days, "unit": "days", "system": UCUM, "code": "d"},
         }
     sim.chart.add(mr)
-    order = MedOrder(key, mr["id"], t, enc_id, str(requester["id"]), setting, dose, timing,
-                     sim.medications.get(key), reason_id=reason_id, resource=mr, text=text)
+    order = MedOrder(
+        key,
+        mr["id"],
+        t,
+        enc_id,
+        str(requester["id"]),
+        setting,
+        dose,
+        timing,
+        sim.medications.get(key),
+        reason_id=reason_id,
+        resource=mr,
+        text=text,
+    )
     if effects:
         order.effects = sim.physio.add_all(d.get("effects", []), effects_from or t)
     if d.get("course_days"):
@@ -167,9 +195,21 @@ def renew(sim: Sim, order: MedOrder, t: datetime, enc_id: str | None, requester:
     """
     order.end = t
     order.status = "completed"
-    new = prescribe(sim, order.drug, t, enc_id, requester, order.setting, order.reason_id, order.dose,
-                    order.timing, effects=False)
+    new = prescribe(
+        sim,
+        order.drug,
+        t,
+        enc_id,
+        requester,
+        order.setting,
+        order.reason_id,
+        order.dose,
+        order.timing,
+        effects=False,
+    )
     new.effects, order.effects = order.effects, []
+    if new.resource is not None:
+        new.resource["priorPrescription"] = ref(order.id)
     return new
 
 
@@ -216,7 +256,10 @@ def administer(
     if status == "not-done" and reason:
         ma["statusReason"] = [{"text": reason}]
     if d.get("infusion_minutes"):
-        ma["effectivePeriod"] = {"start": iso(t), "end": iso(t + timedelta(minutes=int(d["infusion_minutes"])))}
+        ma["effectivePeriod"] = {
+            "start": iso(t),
+            "end": iso(t + timedelta(minutes=int(d["infusion_minutes"]))),
+        }
     else:
         ma["effectiveDateTime"] = iso(t)
     ma["performer"] = [{"actor": sim.use(nurse)}]
@@ -230,7 +273,9 @@ def administer(
     return sim.chart.add(ma)
 
 
-def statement(sim: Sim, key: str, since: datetime, asserted: datetime, enc_id: str | None, status: str = "active") -> str:
+def statement(
+    sim: Sim, key: str, since: datetime, asserted: datetime, enc_id: str | None, status: str = "active"
+) -> str:
     """Patient-reported MedicationStatement (home or over-the-counter medication)."""
     d = drug(key)
     ms: dict[str, Any] = {
@@ -246,6 +291,8 @@ def statement(sim: Sim, key: str, since: datetime, asserted: datetime, enc_id: s
     ms["dateAsserted"] = iso(asserted)
     ms["informationSource"] = sim.patient_ref
     ms["dosage"] = [dosage(key, float(d["dose"][0]), tuple(d["timing"]), d["sig"])]
+    if d.get("otc"):
+        sim.otc.append(key)
     return sim.chart.add(ms)
 
 
@@ -266,7 +313,11 @@ def finalize(sim: Sim) -> None:
 def _dispenses(sim: Sim, order: MedOrder, until: datetime) -> None:
     d = drug(order.drug)
     qty, unit, days, refills = d["dispense"]
-    fill = at(order.start + DAY * sim.rng.choice([0, 0, 1, 2]), sim.rng.randint(10, 19), sim.rng.choice([0, 15, 30, 45]))
+    fill = at(
+        order.start + DAY * sim.rng.choice([0, 0, 1, 2]),
+        sim.rng.randint(10, 19),
+        sim.rng.choice([0, 15, 30, 45]),
+    )
     # A prescription cannot be handed over before it was written.
     fill = max(fill, order.start + timedelta(hours=2, minutes=sim.rng.randint(0, 90)))
     for n in range(refills + 1):
@@ -279,8 +330,11 @@ def _dispenses(sim: Sim, order: MedOrder, until: datetime) -> None:
             **_med_fields(sim, order.drug, order.text),
             "subject": sim.patient_ref,
             "authorizingPrescription": [ref(order.id)],
-            "type": concept("http://terminology.hl7.org/CodeSystem/v3-ActCode", "FF" if n == 0 else "RF",
-                            "First Fill" if n == 0 else "Refill"),
+            "type": concept(
+                "http://terminology.hl7.org/CodeSystem/v3-ActCode",
+                "FF" if n == 0 else "RF",
+                "First Fill" if n == 0 else "Refill",
+            ),
             "quantity": dispense_quantity(qty, unit),
             "daysSupply": {"value": days, "unit": "days", "system": UCUM, "code": "d"},
             "whenPrepared": iso(fill - timedelta(hours=2)),
@@ -289,5 +343,10 @@ def _dispenses(sim: Sim, order: MedOrder, until: datetime) -> None:
         }
         sim.chart.add(md)
         # Refills come a few days early or, now and then, late (adherence gaps).
-        fill = at(fill + DAY * (days - sim.rng.randint(0, 5) + (sim.rng.randint(5, 25) if sim.rng.random() < 0.15 else 0)),
-                  sim.rng.randint(10, 19), sim.rng.choice([0, 15, 30, 45]))
+        fill = at(
+            fill
+            + DAY
+            * (days - sim.rng.randint(0, 5) + (sim.rng.randint(5, 25) if sim.rng.random() < 0.15 else 0)),
+            sim.rng.randint(10, 19),
+            sim.rng.choice([0, 15, 30, 45]),
+        )

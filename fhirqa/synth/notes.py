@@ -19,9 +19,31 @@ from .clock import hm, iso, md
 from .meds import sig_short
 from .sim import Result, Sim, ref
 
-LAB_ORDER = ["sodium", "potassium", "chloride", "co2", "bun", "creatinine", "glucose", "calcium", "egfr",
-             "magnesium", "wbc", "hemoglobin", "hematocrit", "platelets", "a1c", "ldl", "hdl", "triglycerides",
-             "tsh", "bnp", "troponin", "lactate", "vanco_trough"]
+LAB_ORDER = [
+    "sodium",
+    "potassium",
+    "chloride",
+    "co2",
+    "bun",
+    "creatinine",
+    "glucose",
+    "calcium",
+    "egfr",
+    "magnesium",
+    "wbc",
+    "hemoglobin",
+    "hematocrit",
+    "platelets",
+    "a1c",
+    "ldl",
+    "hdl",
+    "triglycerides",
+    "tsh",
+    "bnp",
+    "troponin",
+    "lactate",
+    "vanco_trough",
+]
 US_CORE_CATEGORY = "http://hl7.org/fhir/us/core/CodeSystem/us-core-documentreference-category"
 
 
@@ -39,8 +61,13 @@ def labs_line(results: Iterable[Result], keys: list[str] | None = None) -> str:
 
 def vitals_line(v: dict[str, Result], with_weight: bool = False) -> str:
     """``BP 142/88, HR 76, RR 14, T 36.8, SpO2 98% RA`` (+ weight/BMI)."""
-    parts = [f"BP {v['bp'].text}", f"HR {v['hr'].text}", f"RR {v['rr'].text}", f"T {v['temp'].text}",
-             f"SpO2 {v['spo2'].text}% {v['o2'].text if 'o2' in v else 'RA'}"]
+    parts = [
+        f"BP {v['bp'].text}",
+        f"HR {v['hr'].text}",
+        f"RR {v['rr'].text}",
+        f"T {v['temp'].text}",
+        f"SpO2 {v['spo2'].text}% {v['o2'].text if 'o2' in v else 'RA'}",
+    ]
     if with_weight and "weight" in v:
         parts += [f"Wt {v['weight'].text} kg", f"BMI {v['bmi'].text}"]
     return ", ".join(parts)
@@ -48,13 +75,14 @@ def vitals_line(v: dict[str, Result], with_weight: bool = False) -> str:
 
 def problems(sim: Sim, t: datetime) -> str:
     """Short problem list (``T2DM, HTN, CKD3``) of chronic conditions known at ``t``."""
-    keys = [k for k, c in sim.conditions.items() if k in cat.chronic() and c.onset <= t]
+    keys = [k for k, c in sim.conditions.items() if k in cat.chronic() and (c.recorded or c.onset) < t]
     return ", ".join(cat.chronic()[k]["short"] for k in keys) or "no significant PMH"
 
 
 def med_list(sim: Sim, t: datetime, setting: str = "community") -> list[str]:
-    """Shorthand list of active medications."""
-    return [sig_short(o.drug, o.dose, o.timing) for o in sim.active_orders(t, setting)]
+    """Shorthand list of active medications (plus patient-reported OTC drugs for home meds)."""
+    out = [sig_short(o.drug, o.dose, o.timing) for o in sim.active_orders(t, setting)]
+    return out + [f"{sig_short(k)} (OTC)" for k in sim.otc] if setting == "community" else out
 
 
 def allergies(sim: Sim) -> str:
@@ -71,7 +99,9 @@ def intro(sim: Sim, t: datetime) -> str:
 
 def trend(sim: Sim, key: str, current: Result) -> str:
     """``A1c 7.4 (prior 8.9 on 9/2/2024)`` when an earlier value exists."""
-    prior = [r for r in sim.chart.results if r.key == key and r.time < current.time and r.obs_id != current.obs_id]
+    prior = [
+        r for r in sim.chart.results if r.key == key and r.time < current.time and r.obs_id != current.obs_id
+    ]
     text = f"{short(key)} {current.text}"
     if prior:
         p = max(prior, key=lambda r: r.time)
@@ -84,8 +114,10 @@ def header(sim: Sim, title: str, t: datetime, author: dict[str, Any], place: str
     n = author["name"][0]
     who = f"{n.get('prefix', [''])[0]} {n['given'][0]} {n['family']}".strip()
     mrn = "MRN " + next(i["value"] for i in sim.chart.entries[0]["identifier"] if i.get("use") == "usual")
-    return (f"{title.upper()}\n{place}\nDate: {md(t)} {hm(t)}    Author: {who}\n"
-            f"Patient: {sim.person.given} {sim.person.family}    DOB: {md(datetime.combine(sim.person.birth, t.timetz()))}    {mrn}\n")
+    return (
+        f"{title.upper()}\n{place}\nDate: {md(t)} {hm(t)}    Author: {who}\n"
+        f"Patient: {sim.person.given} {sim.person.family}    DOB: {md(datetime.combine(sim.person.birth, t.timetz()))}    {mrn}\n"
+    )
 
 
 def document(
@@ -112,16 +144,22 @@ def document(
         "author": [sim.use(author)],
         "custodian": sim.use(sim.pool[org_key]),
         "description": nt["title"],
-        "content": [{
-            "attachment": {
-                "contentType": "text/plain; charset=utf-8",
-                "language": "en-US",
-                "data": base64.b64encode(text.encode("utf-8")).decode("ascii"),
-                "title": nt["title"],
-                "creation": iso(t),
-            },
-            "format": cat.coding("http://ihe.net/fhir/ihe.formatcode.fhir/CodeSystem/formatcode", "urn:ihe:iti:xds:2017:mimeTypeSufficient", "mimeType Sufficient"),
-        }],
+        "content": [
+            {
+                "attachment": {
+                    "contentType": "text/plain; charset=utf-8",
+                    "language": "en-US",
+                    "data": base64.b64encode(text.encode("utf-8")).decode("ascii"),
+                    "title": nt["title"],
+                    "creation": iso(t),
+                },
+                "format": cat.coding(
+                    "http://ihe.net/fhir/ihe.formatcode.fhir/CodeSystem/formatcode",
+                    "urn:ihe:iti:xds:2017:mimeTypeSufficient",
+                    "mimeType Sufficient",
+                ),
+            }
+        ],
         "context": {
             "encounter": [ref(enc_id)],
             "period": {"start": iso(period[0]), "end": iso(period[1])},
@@ -146,21 +184,24 @@ def clinic_note(
     plan: list[str],
     ros: str,
     followup: str,
+    visit_start: datetime,
 ) -> str:
-    """Outpatient SOAP note text."""
-    meds = med_list(sim, t)
+    """Outpatient SOAP note text; ``t`` is when it is signed, meds are those before the visit."""
+    meds = med_list(sim, visit_start)
     lab_parts = []
     for key in ("a1c", "ldl", "tsh"):
         r = next((x for x in labs if x.key == key), None)
         if r:
             lab_parts.append(trend(sim, key, r))
-    rest = labs_line([x for x in labs if x.key not in ("a1c", "ldl", "tsh")],
-                     ["sodium", "potassium", "creatinine", "egfr", "glucose", "magnesium", "wbc", "hemoglobin", "bnp"])
+    rest = labs_line(
+        [x for x in labs if x.key not in ("a1c", "ldl", "tsh")],
+        ["sodium", "potassium", "creatinine", "egfr", "glucose", "magnesium", "wbc", "hemoglobin", "bnp"],
+    )
     if rest:
         lab_parts.append(rest)
     body = [
         header(sim, f"Clinic note - {visit_text}", t, author, "Riverside Family Medicine"),
-        f"S: {intro(sim, t)} here for {subjective}. {ros}",
+        f"S: {intro(sim, visit_start)} here for {subjective}. {ros}",
         "Current meds: " + ("; ".join(meds) if meds else "none") + ".",
         f"Allergies: {allergies(sim)}.",
         "",
@@ -188,7 +229,9 @@ def ed_note(
 ) -> str:
     """Emergency department provider note."""
     body = [
-        header(sim, "ED provider note", t, author, "St. Brendan Regional Medical Center - Emergency Department"),
+        header(
+            sim, "ED provider note", t, author, "St. Brendan Regional Medical Center - Emergency Department"
+        ),
         f"CC/HPI: {intro(sim, t)} who presents c/o {complaint} x {onset_days} day{'s' if onset_days != 1 else ''}.",
         "Home meds: " + ("; ".join(med_list(sim, t)) or "none") + f". Allergies: {allergies(sim)}.",
         f"Triage vitals ({hm(vitals['bp'].time)}): {vitals_line(vitals)}.",

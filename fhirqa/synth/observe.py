@@ -41,7 +41,9 @@ def category(code: str) -> list[dict[str, Any]]:
     return [concept(OBS_CATEGORY, code, CATEGORY_DISPLAY[code])]
 
 
-def _observation(sim: Sim, code: dict[str, Any], cat_code: str, t: datetime, enc_id: str | None) -> dict[str, Any]:
+def _observation(
+    sim: Sim, code: dict[str, Any], cat_code: str, t: datetime, enc_id: str | None
+) -> dict[str, Any]:
     obs: dict[str, Any] = {
         "resourceType": "Observation",
         "id": sim.chart.new_id(),
@@ -92,7 +94,9 @@ def lab(
     if rng_:
         obs["referenceRange"] = [rng_]
     sim.chart.add(obs)
-    return sim.chart.record(Result(key, float(val), fmt(val, decimals), d["unit"], t, obs["id"], enc_id, flag))
+    return sim.chart.record(
+        Result(key, float(val), fmt(val, decimals), d["unit"], t, obs["id"], enc_id, flag)
+    )
 
 
 def panel(sim: Sim, key: str, t: datetime, enc_id: str | None, hospital: bool = False) -> dict[str, Result]:
@@ -137,7 +141,11 @@ def report(
         "resourceType": "DiagnosticReport",
         "id": sim.chart.new_id(),
         "status": "final",
-        "category": [concept(V2_0074, cat_code, {"LAB": "Laboratory", "RAD": "Radiology", "EC": "Electrocardiac"}[cat_code])],
+        "category": [
+            concept(
+                V2_0074, cat_code, {"LAB": "Laboratory", "RAD": "Radiology", "EC": "Electrocardiac"}[cat_code]
+            )
+        ],
         "code": concept(LOINC, loinc, display),
         "subject": sim.patient_ref,
     }
@@ -183,10 +191,22 @@ def vital_signs(
     sbp = rounded(sim.physio.measure("sbp", t), 0)
     dbp = rounded(min(sim.physio.measure("dbp", t), sbp - 20), 0)
     bp_panel = cat.load("labs")["bp_panel"]
-    bp = _observation(sim, concept(LOINC, bp_panel["loinc"], bp_panel["display"], "Blood pressure"), "vital-signs", t, enc_id)
+    bp = _observation(
+        sim,
+        concept(LOINC, bp_panel["loinc"], bp_panel["display"], "Blood pressure"),
+        "vital-signs",
+        t,
+        enc_id,
+    )
     bp["component"] = [
-        {"code": concept(LOINC, v["sbp"]["loinc"], v["sbp"]["display"]), "valueQuantity": quantity(sbp, "mm[Hg]")},
-        {"code": concept(LOINC, v["dbp"]["loinc"], v["dbp"]["display"]), "valueQuantity": quantity(dbp, "mm[Hg]")},
+        {
+            "code": concept(LOINC, v["sbp"]["loinc"], v["sbp"]["display"]),
+            "valueQuantity": quantity(sbp, "mm[Hg]"),
+        },
+        {
+            "code": concept(LOINC, v["dbp"]["loinc"], v["dbp"]["display"]),
+            "valueQuantity": quantity(dbp, "mm[Hg]"),
+        },
     ]
     sim.chart.add(bp)
     res["sbp"] = sim.chart.record(Result("sbp", sbp, str(sbp), "mm[Hg]", t, bp["id"], enc_id))
@@ -245,7 +265,9 @@ def coded(sim: Sim, key: str, value: tuple[str, str], t: datetime, enc_id: str |
     return sim.chart.add(obs)
 
 
-def stringy(sim: Sim, key: str, value: str, t: datetime, enc_id: str | None, issued: datetime | None = None) -> str:
+def stringy(
+    sim: Sim, key: str, value: str, t: datetime, enc_id: str | None, issued: datetime | None = None
+) -> str:
     """Laboratory Observation with valueString."""
     d = cat.clinical()["surveys"][key]
     obs = _observation(sim, concept(LOINC, d["loinc"], d["display"]), "laboratory", t, enc_id)
@@ -271,10 +293,19 @@ def urinalysis(sim: Sim, t: datetime, enc_id: str, infected: bool, hospital: boo
         stringy(sim, "urine_color", color, t, enc_id),
         stringy(sim, "urine_appearance", appearance, t, enc_id),
         coded(sim, "urine_leuk", tuple(f["positive" if infected else "negative"]), t, enc_id, "laboratory"),
-        coded(sim, "urine_nitrite", tuple(f["positive" if infected and sim.rng.random() < 0.7 else "negative"]), t, enc_id, "laboratory"),
+        coded(
+            sim,
+            "urine_nitrite",
+            tuple(f["positive" if infected and sim.rng.random() < 0.7 else "negative"]),
+            t,
+            enc_id,
+            "laboratory",
+        ),
     ]
     d = cat.clinical()["surveys"]["urinalysis"]
     results = [Result("ua", 0.0, "", "", t, i, enc_id) for i in ids]
     summary = f"UA {appearance.lower()}, LE {'positive' if infected else 'negative'}"
-    report(sim, "ua", d["loinc"], d["display"], "LAB", t, enc_id, results, hospital=hospital, conclusion=summary)
+    report(
+        sim, "ua", d["loinc"], d["display"], "LAB", t, enc_id, results, hospital=hospital, conclusion=summary
+    )
     return summary

@@ -54,8 +54,19 @@ def build_patient(patient_seed: int, pool: dict[str, Any], now_utc: datetime) ->
     physio = Physiology(rng, who.gender, who.birth, height, weight)
     chart = Chart(rng)
     pcp = rng.choice(pool["pcp"])
-    sim = Sim(rng, chart, who, physio, now, tl.death or now, pool, pcp, chronic_keys=list(tl.chronic),
-              mg_variant=rng.randint(0, 1), onsets=dict(tl.chronic))
+    sim = Sim(
+        rng,
+        chart,
+        who,
+        physio,
+        now,
+        tl.death or now,
+        pool,
+        pcp,
+        chronic_keys=list(tl.chronic),
+        mg_variant=rng.randint(0, 1),
+        onsets=dict(tl.chronic),
+    )
     patient = people.patient_resource(who, facts, pcp, pool["clinic"])
     chart.add(patient)
     sim.use(pool["clinic"])
@@ -85,7 +96,11 @@ def to_bundle(resources: list[dict[str, Any]]) -> dict[str, Any]:
         "resourceType": "Bundle",
         "type": "transaction",
         "entry": [
-            {"fullUrl": f"urn:uuid:{r['id']}", "resource": r, "request": {"method": "POST", "url": r["resourceType"]}}
+            {
+                "fullUrl": f"urn:uuid:{r['id']}",
+                "resource": r,
+                "request": {"method": "POST", "url": r["resourceType"]},
+            }
             for r in resources
         ],
     }

@@ -44,11 +44,26 @@ def make_pool(seed: int) -> dict[str, Any]:
             "id": _uuid(rng),
             "identifier": [{"system": NPI, "value": _npi(rng)}],
             "active": True,
-            "type": [concept("http://terminology.hl7.org/CodeSystem/organization-type", org["type"], org["type_display"])],
+            "type": [
+                concept(
+                    "http://terminology.hl7.org/CodeSystem/organization-type",
+                    org["type"],
+                    org["type_display"],
+                )
+            ],
             "name": org["name"],
-            "telecom": [{"system": "phone", "value": f"555-{rng.randint(200, 999)}-{rng.randint(1000, 9999)}"}],
-            "address": [{"line": [f"{rng.randint(10, 999)} Hospital Way"], "city": "Springfield", "state": "MA",
-                         "postalCode": "01103", "country": "US"}],
+            "telecom": [
+                {"system": "phone", "value": f"555-{rng.randint(200, 999)}-{rng.randint(1000, 9999)}"}
+            ],
+            "address": [
+                {
+                    "line": [f"{rng.randint(10, 999)} Hospital Way"],
+                    "city": "Springfield",
+                    "state": "MA",
+                    "postalCode": "01103",
+                    "country": "US",
+                }
+            ],
         }
     used: set[tuple[str, str]] = set()
     for role, count in ROLES.items():
@@ -63,16 +78,38 @@ def make_pool(seed: int) -> dict[str, Any]:
             name: dict[str, Any] = {"use": "official", "family": family, "given": [given]}
             if code == "MD":
                 name["prefix"] = ["Dr."]
-            members.append({
-                "resourceType": "Practitioner",
-                "id": _uuid(rng),
-                "identifier": [{"system": NPI, "value": _npi(rng)}],
-                "active": True,
-                "name": [name],
-                "gender": "female" if given in {"Beatriz", "Catherine", "Elena", "Grace", "Hannah", "Julia", "Laura",
-                                                 "Nadia", "Priyanka", "Rachel", "Teresa"} else "male",
-                "qualification": [{"code": concept("http://terminology.hl7.org/CodeSystem/v2-0360", code, display, code)}],
-            })
+            members.append(
+                {
+                    "resourceType": "Practitioner",
+                    "id": _uuid(rng),
+                    "identifier": [{"system": NPI, "value": _npi(rng)}],
+                    "active": True,
+                    "name": [name],
+                    "gender": "female"
+                    if given
+                    in {
+                        "Beatriz",
+                        "Catherine",
+                        "Elena",
+                        "Grace",
+                        "Hannah",
+                        "Julia",
+                        "Laura",
+                        "Nadia",
+                        "Priyanka",
+                        "Rachel",
+                        "Teresa",
+                    }
+                    else "male",
+                    "qualification": [
+                        {
+                            "code": concept(
+                                "http://terminology.hl7.org/CodeSystem/v2-0360", code, display, code
+                            )
+                        }
+                    ],
+                }
+            )
         pool[role] = members
     return pool
 
@@ -81,7 +118,9 @@ def person(rng: random.Random, now: datetime) -> tuple[Person, dict[str, Any]]:
     """Draw demographics; returns the Person and the address/city facts used later."""
     p = cat.people()
     gender = rng.choice(["male", "female"])
-    age = rng.choices([rng.randint(22, 39), rng.randint(40, 64), rng.randint(65, 92)], weights=[0.22, 0.4, 0.38])[0]
+    age = rng.choices(
+        [rng.randint(22, 39), rng.randint(40, 64), rng.randint(65, 92)], weights=[0.22, 0.4, 0.38]
+    )[0]
     birth = date(now.year - age, 1, 1).toordinal() - rng.randint(0, 364)
     given = rng.choice(p["given_male" if gender == "male" else "given_female"])
     family = rng.choice(p["family"])
@@ -107,7 +146,9 @@ def person(rng: random.Random, now: datetime) -> tuple[Person, dict[str, Any]]:
     return who, facts
 
 
-def patient_resource(who: Person, facts: dict[str, Any], pcp: dict[str, Any], clinic: dict[str, Any]) -> dict[str, Any]:
+def patient_resource(
+    who: Person, facts: dict[str, Any], pcp: dict[str, Any], clinic: dict[str, Any]
+) -> dict[str, Any]:
     """The Patient resource (deceasedDateTime is filled in if the person dies)."""
     given = [who.given] + ([facts["middle"]] if facts["middle"] else [])
     name: dict[str, Any] = {"use": "official", "family": who.family, "given": given}
@@ -118,22 +159,44 @@ def patient_resource(who: Person, facts: dict[str, Any], pcp: dict[str, Any], cl
         "resourceType": "Patient",
         "id": who.id,
         "identifier": [
-            {"use": "usual", "type": concept(V2_0203, "MR", "Medical record number", "MRN"), "system": MRN_SYSTEM,
-             "value": facts["mrn"]},
-            {"type": concept(V2_0203, "SS", "Social Security number"), "system": "http://hl7.org/fhir/sid/us-ssn",
-             "value": facts["ssn"]},
+            {
+                "use": "usual",
+                "type": concept(V2_0203, "MR", "Medical record number", "MRN"),
+                "system": MRN_SYSTEM,
+                "value": facts["mrn"],
+            },
+            {
+                "type": concept(V2_0203, "SS", "Social Security number"),
+                "system": "http://hl7.org/fhir/sid/us-ssn",
+                "value": facts["ssn"],
+            },
         ],
         "active": True,
         "name": [name],
         "telecom": [{"system": "phone", "value": facts["phone"], "use": "home"}],
         "gender": who.gender,
         "birthDate": iso_date(who.birth),
-        "address": [{"use": "home", "line": [facts["street"]], "city": city["city"], "state": city["state"],
-                     "postalCode": city["zip"][0], "country": "US"}],
+        "address": [
+            {
+                "use": "home",
+                "line": [facts["street"]],
+                "city": city["city"],
+                "state": city["state"],
+                "postalCode": city["zip"][0],
+                "country": "US",
+            }
+        ],
         "maritalStatus": concept(MARITAL, facts["marital"][0], facts["marital"][1]),
-        "communication": [{"language": concept("urn:ietf:bcp:47", "es" if facts["spanish"] else "en-US",
-                                               "Spanish" if facts["spanish"] else "English (United States)"),
-                           "preferred": True}],
+        "communication": [
+            {
+                "language": concept(
+                    "urn:ietf:bcp:47",
+                    "es" if facts["spanish"] else "en-US",
+                    "Spanish" if facts["spanish"] else "English (United States)",
+                ),
+                "preferred": True,
+            }
+        ],
         "generalPractitioner": [{"reference": f"urn:uuid:{pcp['id']}"}],
         "managingOrganization": {"reference": f"urn:uuid:{clinic['id']}"},
     }

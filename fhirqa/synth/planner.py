@@ -62,6 +62,13 @@ def _random_day(rng: random.Random, start: datetime, end: datetime) -> datetime:
     return start + DAY * rng.randint(0, span - 1)
 
 
+def _pick(rng: random.Random, keys: list[str], age: int) -> str:
+    """Weighted choice of an acute reason; some are commoner in older patients."""
+    w = cat.settings()["weights"]
+    older = cat.settings()["older_weights"] if age >= 65 else {}
+    return rng.choices(keys, weights=[w.get(k, 1.0) * older.get(k, 1.0) for k in keys])[0]
+
+
 def choose_chronic(rng: random.Random, who: Person, now: datetime) -> list[str]:
     """Draw chronic conditions by age-specific prevalence with comorbidity boosts."""
     age = age_on(who.birth, now)
@@ -110,23 +117,34 @@ def plan_timeline(rng: random.Random, who: Person, now: datetime) -> Timeline:
 
     plans: list[Plan] = []
     # Hospital admissions: more likely with more chronic disease.
-    p_admit = min(0.2 + 0.08 * len(chronic_keys) + (0.1 if age >= 70 else 0.0), 0.7)
-    inpatient_reasons = [k for k in cat.settings()["inpatient"]
-                         if cat.acute()[k].get("requires") in (None, *chronic_keys)]
+    p_admit = min(0.22 + 0.1 * len(chronic_keys) + (0.15 if age >= 70 else 0.0), 0.8)
+    inpatient_reasons = [
+        k for k in cat.settings()["inpatient"] if cat.acute()[k].get("requires") in (None, *chronic_keys)
+    ]
     n_admit = 0 if rng.random() >= p_admit else (2 if rng.random() < 0.25 else 1)
     for _ in range(n_admit):
-        reason = rng.choice(inpatient_reasons)
+        reason = _pick(rng, inpatient_reasons, age)
         lo, hi = cat.acute()[reason]["los"]
         t = _random_day(rng, start + DAY * 60, now - DAY * 20)
-        plans.append(Plan("inpatient", t.replace(hour=rng.randint(9, 22), minute=rng.randint(0, 59)), reason,
-                          los=rng.randint(lo, hi)))
+        plans.append(
+            Plan(
+                "inpatient",
+                t.replace(hour=rng.randint(9, 22), minute=rng.randint(0, 59)),
+                reason,
+                los=rng.randint(lo, hi),
+            )
+        )
     for _ in range(rng.choices([0, 1, 2], weights=[0.55, 0.33, 0.12])[0]):
-        reason = rng.choice([k for k in cat.settings()["emergency"] if k != "uti" or who.gender == "female"])
+        reason = _pick(
+            rng, [k for k in cat.settings()["emergency"] if k != "uti" or who.gender == "female"], age
+        )
         t = _random_day(rng, start + DAY * 20, now - DAY * 3)
         plans.append(Plan("emergency", t.replace(hour=rng.randint(0, 23), minute=rng.randint(0, 59)), reason))
     for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
-        reason = rng.choice([k for k in cat.settings()["sick"] if k != "uti" or who.gender == "female"])
-        plans.append(Plan("sick", _clinic_time(rng, _random_day(rng, start + DAY * 10, now - DAY * 3)), reason))
+        reason = _pick(rng, [k for k in cat.settings()["sick"] if k != "uti" or who.gender == "female"], age)
+        plans.append(
+            Plan("sick", _clinic_time(rng, _random_day(rng, start + DAY * 10, now - DAY * 3)), reason)
+        )
     plans = _drop_overlaps(sorted(plans, key=lambda p: p.time))
 
     # Routine primary care around the acute events.
@@ -147,11 +165,17 @@ def plan_timeline(rng: random.Random, who: Person, now: datetime) -> Timeline:
         if f < now - DAY:
             routine.append(Plan("followup", f, after_discharge=True))
     if age >= 45 and rng.random() < 0.3:
-        routine.append(Plan("screening", _clinic_time(rng, _random_day(rng, start, now - DAY * 5)), "colonoscopy"))
+        routine.append(
+            Plan("screening", _clinic_time(rng, _random_day(rng, start, now - DAY * 5)), "colonoscopy")
+        )
     if who.gender == "female" and 50 <= age <= 75 and rng.random() < 0.6:
-        routine.append(Plan("screening", _clinic_time(rng, _random_day(rng, start, now - DAY * 5)), "mammogram"))
+        routine.append(
+            Plan("screening", _clinic_time(rng, _random_day(rng, start, now - DAY * 5)), "mammogram")
+        )
     if "copd" in chronic_keys:
-        routine.append(Plan("screening", _clinic_time(rng, _random_day(rng, start, now - DAY * 5)), "spirometry"))
+        routine.append(
+            Plan("screening", _clinic_time(rng, _random_day(rng, start, now - DAY * 5)), "spirometry")
+        )
     if "heart_failure" in chronic_keys:
         routine.append(Plan("screening", _clinic_time(rng, _random_day(rng, start, now - DAY * 5)), "echo"))
     plans = _drop_overlaps(sorted(plans + routine, key=lambda p: p.time))
@@ -176,8 +200,14 @@ def plan_timeline(rng: random.Random, who: Person, now: datetime) -> Timeline:
     death = _death(rng, age, len(chronic_keys), plans, now)
     if death is not None:
         plans = [p for p in plans if p.time < death or (p.dies)]
-    return Timeline(start, dict(sorted(chronic.items(), key=lambda kv: kv[1])), new_dx, plans,
-                    choose_allergies(rng), death)
+    return Timeline(
+        start,
+        dict(sorted(chronic.items(), key=lambda kv: kv[1])),
+        new_dx,
+        plans,
+        choose_allergies(rng),
+        death,
+    )
 
 
 def _drop_overlaps(plans: list[Plan]) -> list[Plan]:
@@ -186,7 +216,9 @@ def _drop_overlaps(plans: list[Plan]) -> list[Plan]:
     for p in plans:
         if out:
             prev = out[-1]
-            busy_until = prev.time + DAY * prev.los + (MIN_GAP if prev.kind in ("inpatient", "emergency") else DAY)
+            busy_until = (
+                prev.time + DAY * prev.los + (MIN_GAP if prev.kind in ("inpatient", "emergency") else DAY)
+            )
             if p.time < busy_until:
                 continue
         out.append(p)
@@ -202,7 +234,7 @@ def _death(rng: random.Random, age: int, n_chronic: int, plans: list[Plan], now:
     if admissions and rng.random() < 0.6:
         i = admissions[-1]
         plans[i].dies = True
-        del plans[i + 1:]
+        del plans[i + 1 :]
         stay = plans[i]
         return stay.time + DAY * stay.los
     last = plans[-1].time + DAY * (plans[-1].los + 10) if plans else now - DAY * 30

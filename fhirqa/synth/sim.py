@@ -66,7 +66,9 @@ class Chart:
         self.results.append(result)
         return result
 
-    def latest(self, key: str, before: datetime | None = None, encounter_id: str | None = None) -> Result | None:
+    def latest(
+        self, key: str, before: datetime | None = None, encounter_id: str | None = None
+    ) -> Result | None:
         """Most recent result for ``key`` (optionally before a time / within an encounter)."""
         best: Result | None = None
         for r in self.results:
@@ -115,6 +117,7 @@ class CondRec:
     id: str
     onset: datetime
     abated: datetime | None = None
+    recorded: datetime | None = None
 
 
 @dataclass
@@ -162,11 +165,12 @@ class Sim:
     chronic_keys: list[str] = field(default_factory=list)
     vaccines: dict[str, list[datetime]] = field(default_factory=dict)
     last_stay: str | None = None
+    otc: list[str] = field(default_factory=list)
     onsets: dict[str, datetime] = field(default_factory=dict)
 
     @property
     def patient_ref(self) -> dict[str, str]:
-        return ref(self.person.id, f"{self.person.given} {self.person.family}")
+        return ref(self.person.id)
 
     def use(self, resource: dict[str, Any]) -> dict[str, str]:
         """Reference to a pooled practitioner/organization, adding it to this bundle."""

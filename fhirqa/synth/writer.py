@@ -27,6 +27,15 @@ def bundle_filename(index: int, bundle: dict[str, Any]) -> str:
     return f"{index:04d}_{_ascii(name['given'][0])}_{_ascii(name['family'])}.json"
 
 
+def dump_bundle(bundle: dict[str, Any], pretty: bool = False) -> bytes:
+    """Serialize a Bundle: one entry per line (compact, diff-friendly) or fully indented."""
+    if pretty:
+        return orjson.dumps(bundle, option=orjson.OPT_INDENT_2) + b"\n"
+    head = orjson.dumps({k: v for k, v in bundle.items() if k != "entry"})[:-1]
+    entries = b",\n".join(orjson.dumps(e) for e in bundle["entry"])
+    return head + b',"entry":[\n' + entries + b"\n]}\n"
+
+
 def to_ndjson_lines(bundle: dict[str, Any]) -> list[tuple[str, str, bytes]]:
     """(resourceType, id, line) for every resource, with ``urn:uuid:X`` rewritten to ``Type/X``."""
     types = {e["resource"]["id"]: e["resource"]["resourceType"] for e in bundle["entry"]}
@@ -77,10 +86,12 @@ def write_sample(
     fmt: str = "bundle",
     now: str = DEFAULT_NOW,
     max_lines: int = 100_000,
+    pretty: bool = False,
 ) -> Counter[str]:
     """Generate ``n`` patients into ``out_dir`` and return resource counts per type.
 
-    ``fmt="bundle"``: one pretty-printed transaction Bundle per patient.
+    ``fmt="bundle"``: one transaction Bundle file per patient (one entry per line, or
+    fully indented with ``pretty``).
     ``fmt="ndjson"``: one file set per resource type with plain ``Type/id`` references.
     """
     if fmt not in ("bundle", "ndjson"):
@@ -91,7 +102,7 @@ def write_sample(
     if fmt == "bundle":
         for i, bundle in enumerate(generate_patients(n, seed, now)):
             counts.update(e["resource"]["resourceType"] for e in bundle["entry"])
-            (out_dir / bundle_filename(i, bundle)).write_bytes(orjson.dumps(bundle, option=orjson.OPT_INDENT_2) + b"\n")
+            (out_dir / bundle_filename(i, bundle)).write_bytes(dump_bundle(bundle, pretty))
         return counts
     sink = _NdjsonSink(out_dir, max_lines)
     try:
