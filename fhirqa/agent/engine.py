@@ -7,13 +7,17 @@ planner (which views) → specialists (which fields of each view) → composer (
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from fhirqa.agent import planner, specialists
 from fhirqa.agent.answer import Answer, Evidence
+from fhirqa.agent.asof import AsOf
 from fhirqa.agent.backends.base import Backend, get_backend
 from fhirqa.agent.composer import compose
 from fhirqa.agent.patient_rows import StorePatientRows
@@ -39,6 +43,26 @@ def parse_now(now: str | datetime | None) -> datetime:
     return now if now.tzinfo else now.replace(tzinfo=UTC)
 
 
+_CONNECTIONS: dict[tuple[str, int], duckdb.DuckDBPyConnection] = {}
+_CONNECTIONS_LOCK = threading.Lock()
+
+
+def shared_connection(store: Store) -> duckdb.DuckDBPyConnection:
+    """One sandboxed connection per store generation, reused across questions (take a cursor per question).
+
+    Opening a connection registers every view (tens of ms); reusing it keeps a warm question fast.
+    A new generation (after an ingest) gets a new connection; the old one is closed.
+    """
+    key = (str(store.db.resolve()), store.manifest.generation)
+    with _CONNECTIONS_LOCK:
+        con = _CONNECTIONS.get(key)
+        if con is None:
+            for old in [k for k in _CONNECTIONS if k[0] == key[0]]:
+                _CONNECTIONS.pop(old).close()
+            con = _CONNECTIONS[key] = store.connect()
+        return con
+
+
 def _prompt(name: str) -> str:
     return (Path(__file__).parent / "prompts" / f"{name}.md").read_text("utf-8")
 
@@ -61,7 +85,7 @@ def ask(
     question = question.strip()
     if not question:
         return _finish(Answer([], "The question is empty.", status="error", backend=model.name), started)
-    rows = StorePatientRows(store, patient_id)
+    rows = AsOf(StorePatientRows(shared_connection(store).cursor(), patient_id or ""), moment)
     if patient_id is not None and not rows.rows("patient"):
         return _finish(Answer([], f"No patient {patient_id!r} in this store.", status="error", backend=model.name), started)
     resolver = ConceptResolver(

@@ -37,7 +37,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "ta
         return orjson.dumps(records, default=_json_default, option=orjson.OPT_INDENT_2).decode()
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.writer(buffer)
+        writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows([[_cell(v) for v in row] for row in rows])
         return buffer.getvalue().rstrip("\n")

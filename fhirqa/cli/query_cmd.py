@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from fhirqa.cli.output import render
-from fhirqa.store import Store
 from fhirqa.cli.summary import patient_summary
+from fhirqa.store import Store
 
 
 def register(commands: Any, db_default: str) -> None:

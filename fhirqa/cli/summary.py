@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import duckdb
+
 from fhirqa.cli.output import render
 from fhirqa.errors import FhirqaError
 from fhirqa.store import Store
@@ -39,7 +41,7 @@ def patient_summary(store: Store, patient_id: str, limit: int = 8) -> str:
         ]
         counts = []
         for view in sorted(views - {"patient"}):
-            n = con.execute(f"SELECT count(*) FROM {view} WHERE patient_id = ?", [patient_id]).fetchone()[0]  # type: ignore[index]
+            n = con.execute(f"SELECT count(*) FROM {view} WHERE patient_id = ?", [patient_id]).fetchall()[0][0]
             counts.append(f"{view} {n}")
         lines.append("rows: " + ", ".join(counts))
         for title, view, columns, where, order in _SECTIONS:
@@ -56,7 +58,7 @@ def patient_summary(store: Store, patient_id: str, limit: int = 8) -> str:
                     f"ORDER BY {order} NULLS LAST LIMIT {int(limit)}",
                     [patient_id],
                 ).fetchall()
-            except Exception:  # noqa: BLE001 - a section whose filter columns are missing is left out
+            except duckdb.Error:  # a section whose filter columns are missing is left out
                 continue
             if rows:
                 lines.append("")

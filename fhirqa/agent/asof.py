@@ -1,0 +1,45 @@
+"""The record as it stood at ``now``: rows timed after the question's instant are not visible.
+
+A question asked "as of 2019-06-01" must not see a lab drawn in 2020; every relative phrase
+("latest", "currently", "in the last year") resolves against this view of the record.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from fhirqa.agent.catalog import UnknownView, view_info
+from fhirqa.agent.tools.base import PatientRows
+
+
+class AsOf:
+    """``PatientRows`` limited to rows whose time is at or before ``now`` (untimed rows stay)."""
+
+    def __init__(self, rows: PatientRows, now: datetime) -> None:
+        self.inner = rows
+        self.now = now
+        self._cache: dict[str, list[dict[str, Any]]] = {}
+
+    def rows(self, view: str) -> list[dict[str, Any]]:
+        """The patient's rows of ``view`` up to ``now``."""
+        if view not in self._cache:
+            rows = self.inner.rows(view)
+            try:
+                field = view_info(view).time_field
+            except UnknownView:
+                field = None
+            if field:
+                rows = [r for r in rows if not isinstance(r.get(field), datetime) or r[field] <= self.now]
+            self._cache[view] = rows
+        return self._cache[view]
+
+    def items(self, view: str) -> list[str]:
+        """Distinct item names up to ``now``, most frequent first."""
+        field = view_info(view).name_field
+        counts: dict[str, int] = {}
+        for row in self.rows(view):
+            name = row.get(field)
+            if name is not None:
+                counts[str(name)] = counts.get(str(name), 0) + 1
+        return sorted(counts, key=lambda n: (-counts[n], n))
