@@ -369,8 +369,8 @@ def _is_auth_failure(exc: Any) -> bool:
 
 def _server_delay(exc: Any) -> float | None:
     """Seconds the server asks to wait: ``Retry-After`` header, else ``RetryInfo.retryDelay``."""
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    asked = parse_retry_after(headers.get("retry-after") if hasattr(headers, "get") else None)
+    headers: Any = getattr(getattr(exc, "response", None), "headers", None)
+    asked = parse_retry_after(headers.get("retry-after") if headers is not None else None)
     if asked is not None:
         return asked
     details = exc.details.get("error", exc.details) if isinstance(exc.details, dict) else {}

@@ -31,7 +31,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from fhirqa.agent.backends.base import BackendError
@@ -208,13 +208,20 @@ def gemini_settings(
     )
 
 
+class _Common(TypedDict):
+    timeout: float
+    max_retries: int
+    temperature: float | None
+    role_models: dict[str, str]
+
+
 def _common(
     env: Mapping[str, str],
     timeout: float | None,
     max_retries: int | None,
     temperature: object,
     role_models: Mapping[str, str] | None,
-) -> dict[str, object]:
+) -> _Common:
     if timeout is None:
         timeout = _number(env, "FHIRQA_LLM_TIMEOUT", DEFAULT_TIMEOUT)
     if not (isinstance(timeout, int | float) and timeout > 0 and math.isfinite(timeout)):
@@ -233,12 +240,12 @@ def _common(
             temperature = _number(env, "FHIRQA_LLM_TEMPERATURE", 0.0)
     if temperature is not None and not isinstance(temperature, int | float):
         raise BackendError(f"LLM temperature must be a number or None, not {temperature!r}")
-    return {
-        "timeout": float(timeout),
-        "max_retries": max_retries,
-        "temperature": None if temperature is None else float(temperature),
-        "role_models": dict(role_models or {}),
-    }
+    return _Common(
+        timeout=float(timeout),
+        max_retries=max_retries,
+        temperature=None if temperature is None else float(temperature),
+        role_models=dict(role_models or {}),
+    )
 
 
 def _env(env: Mapping[str, str], *names: str) -> str | None:
