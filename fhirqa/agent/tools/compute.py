@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from fhirqa.agent.tools.base import PREVIEW_ROWS, RecordSet, ToolContext, ToolError
@@ -21,7 +22,9 @@ from fhirqa.agent.tools.common import (
 )
 
 AGGREGATES = ("mean", "sum", "min", "max", "median", "count", "first", "last")
-NUMERIC = {"mean": statistics.fmean, "sum": sum, "min": min, "max": max, "median": statistics.median}
+NUMERIC: dict[str, Callable[[list[Any]], Any]] = {
+    "mean": statistics.fmean, "sum": sum, "min": min, "max": max, "median": statistics.median,
+}
 
 
 def _is_number(value: Any) -> bool:

@@ -122,7 +122,13 @@ def _predicate(op: str, value: Any) -> Callable[[Any], bool | None]:
             pass
     if number is not None:
         compare = ORDERING.get(op) or (operator.eq if op == "==" else operator.ne)
-        return lambda v: compare(_number(v), number) if _number(v) is not None else None
+        target = number
+
+        def numeric(v: Any) -> bool | None:
+            cell = _number(v)
+            return None if cell is None else bool(compare(cell, target))
+
+        return numeric
     if isinstance(value, bool):
         if op not in ("==", "!="):
             raise ToolError(f"{op} cannot order booleans; use == or !=")
