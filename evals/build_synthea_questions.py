@@ -56,7 +56,7 @@ GENERATORS: dict[str, Callable[[Context], list[Candidate]]] = {
 }
 
 # Per-category caps on one pattern, so no single pattern dominates a category.
-GROUP_CAPS = {"latest-empty": 6, "rx-all": 8, "imm-all": 6, "list": 15}
+GROUP_CAPS = {"latest-empty": 6, "rx-all": 8, "imm-all": 6, "list=empty": 2, "list": 15}
 
 
 def population(records: Sequence[PatientRecord]) -> Population:

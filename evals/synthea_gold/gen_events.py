@@ -99,7 +99,7 @@ def gen_count_encounters(ctx: Context) -> list[Candidate]:
 
 RX_T = ("How many prescriptions were written for {obj}{win}?", "Number of medication orders{win}?",
         "How many prescriptions {does} {subj} have on record{win}?")
-RX_DRUG_T = ("How many times {has} {subj} been prescribed {drug}{win}?", "How many {drug} prescriptions{win}?")
+RX_DRUG_T = ("How many times {has} {subj} been prescribed {drug}{win}?", "How many {bare} prescriptions{win}?")
 PROC_T = ("How many {plural} {has} {subj} had{win}?", "Number of {plural}{win}?")
 IMM_T = ("How many {plural} {has} {subj} received{win}?", "How many {plural} are documented{win}?")
 IMM_ALL_T = ("How many vaccines did {subj} get{win}?", "Number of immunizations{win}?")
@@ -128,8 +128,8 @@ def gen_count_other(ctx: Context) -> list[Candidate]:
     drugs = present_concepts(ctx, "medication")
     if drugs:
         c = ctx.pick(drugs)
-        add(concept_events(ctx, c), "rx-drug", RX_DRUG_T, drug=ctx.pick([p for p in c.phrases if " " not in p]
-                                                                         or c.phrases))
+        phrase = ctx.pick([p for p in c.phrases if "therapy" not in p])
+        add(concept_events(ctx, c), "rx-drug", RX_DRUG_T, drug=phrase, bare=_strip_article(phrase))
     procs = [c for c in present_concepts(ctx, "procedure") if c.plural]
     if procs:
         c = ctx.pick(procs)
@@ -348,7 +348,8 @@ ACTIVE_NOW_T = ("What are {poss} active problems?", "Current problem list?",
                 "Which conditions {does} {subj} currently have?", "What active diagnoses {does} {subj} have right now?")
 ACTIVE_AT_T = ("What were {poss} active conditions on {d}?", "Problem list as of {d}?",
                "Which conditions were active for {obj} on {d}?")
-STILL_T = ("{does} {subj} still have {y}?", "Is {poss} {y} still active?", "Is {y} on {poss} current problem list?")
+STILL_T = ("{does} {subj} still have {x}?", "Is {poss} {y} still active?", "Is {x} on {poss} current problem list?")
+EPISODES = {"mi", "stroke", "overdose", "concussion", "hip_fracture"}  # events, not states: never "still have"
 
 
 def active_conditions(ctx: Context, moment: datetime) -> list[Event]:
@@ -394,7 +395,7 @@ def gen_active_conditions(ctx: Context) -> list[Candidate]:
         break
     for c in present_concepts(ctx, "condition"):
         evs = concept_events(ctx, c)
-        if _near(evs, ctx.now, 3) or ctx.rng.random() < 0.5:
+        if c.key in EPISODES or _near(evs, ctx.now, 3) or ctx.rng.random() < 0.5:
             continue
         active = [e for e in evs if e.start <= ctx.now and (e.end is None or e.end > ctx.now)]
         i, t = _variant(ctx, STILL_T)
@@ -426,10 +427,7 @@ def gen_active_medications(ctx: Context) -> list[Candidate]:
         evs = concept_events(ctx, c)
         on = any(e.status == "active" for e in evs)
         i, t = _variant(ctx, ON_DRUG_T)
-        phrase = ctx.pick(c.phrases)
-        if t.startswith("Is {x}"):
-            phrase = _strip_article(phrase)
-        q = ph.fill(t, ctx.voice(), x=phrase)
+        q = ph.fill(t, ctx.voice(), x=ctx.pick(c.phrases))
         out.append(_cand(ctx, "active_medications", f"active_medications/on-drug/{i}", q, [on],
                          [e.ref for e in evs], "boolean"))
     return out

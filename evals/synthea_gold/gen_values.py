@@ -329,7 +329,7 @@ def gen_threshold(ctx: Context) -> list[Candidate]:
 AFTER_FIRST = ("What was {poss} first {item} after starting {drug}?", "First {item} after {drug} was started?",
                "What was {poss} {item} the first time it was checked after {drug} was prescribed?")
 AFTER_LAST = ("What was {poss} most recent {item} since starting {drug}?",
-              "Last {item} after {drug} was started?", "What's the latest {item} after {poss} first {drug} prescription?")
+              "Last {item} after {drug} was started?", "What's the latest {item} after {poss} first {bare} prescription?")
 
 
 def gen_after_drug(ctx: Context) -> list[Candidate]:
@@ -354,7 +354,8 @@ def gen_after_drug(ctx: Context) -> list[Candidate]:
                 continue
             i, t = _variant(ctx, AFTER_FIRST if first else AFTER_LAST)
             drug = ctx.pick(concept.phrases)
-            q = ph.fill(t, ctx.voice(), item=ctx.pick(item.phrases), drug=drug)
+            bare = drug.removeprefix("a ").removeprefix("an ").removesuffix(" therapy")
+            q = ph.fill(t, ctx.voice(), item=ctx.pick(item.phrases), drug=drug, bare=bare)
             out.append(_cand(ctx, "after_drug", f"after_drug/{'first' if first else 'last'}/{i}", q, [m.value],
                              [m.ref, matching[0].ref]))
     return out

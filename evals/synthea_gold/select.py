@@ -24,6 +24,8 @@ def _group_key(candidate: Candidate) -> str:
         return f"{pattern_of(candidate)}={candidate.expected}"
     if candidate.expected_status != "answered":
         return f"{pattern_of(candidate)}=no-data"
+    if candidate.answer_type == "list" and not candidate.expected:
+        return f"{pattern_of(candidate)}=empty"
     return pattern_of(candidate)
 
 
@@ -52,7 +54,7 @@ def select(candidates: Sequence[Candidate], target: int, rng: random.Random, usa
     caps = group_caps or {}
 
     def cap_key(key: str) -> str:
-        pattern = key.split("=")[0].split("/", 1)[-1]
+        pattern = key.split("/", 1)[-1]
         return next((prefix for prefix in caps if pattern.startswith(prefix)), key)
 
     taken: Counter[str] = Counter()
