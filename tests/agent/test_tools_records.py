@@ -221,3 +221,27 @@ def test_combine_evidence_across_views_keeps_each_rows_view():
     assert result["preview"][-1]["ref"] == "MedicationStatement/m2"  # undated last
     count = call(ctx, "count_values", records=result["handle"], distinct=True)
     assert count["count"] == 2
+
+
+def test_filter_by_date_include_missing_keeps_rows_without_the_time():
+    ctx = make_ctx()
+    r = fetch(ctx, "medication", item="metformin")
+    result = call(ctx, "filter_by_date", records=r, start="2020-01-01", include_missing=True)
+    assert result["count"] == 2 and result["kept_undated"] == 1
+
+
+def test_extract_field_value_distinct_lists_each_value_once_with_its_row_count():
+    ctx = make_ctx()
+    r = fetch(ctx, "medication")
+    result = call(ctx, "extract_field_value", records=r, field="medication_name", distinct=True)
+    assert [(v["value"], v["rows"]) for v in result["values"]] == [("Metformin 500 MG Oral Tablet", 2), (VANCO, 5)]
+    assert result["count"] == 2 and result["rows"] == 7
+
+
+def test_get_by_index_and_find_extreme_show_the_whole_row():
+    ctx = make_ctx()
+    r = fetch(ctx, "observation", item="a1c")
+    picked = call(ctx, "get_by_index", records=r, index=-1)["row"]
+    assert picked["interpretation"] == "H" and "ref_low" in picked and "patient_id" not in picked
+    extreme = call(ctx, "find_extreme", records=r, mode="max")["row"]
+    assert extreme["ref"] == "Observation/a2" and extreme["time"] == "2023-11-20T09:00:00+00:00"

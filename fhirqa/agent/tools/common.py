@@ -175,6 +175,11 @@ def project(rs: RecordSet, row: dict[str, Any], fields: list[str]) -> dict[str, 
     return out
 
 
+def full_row(rs: RecordSet, row: dict[str, Any]) -> dict[str, Any]:
+    """Every catalogued column of one row, JSON-able: what a tool shows when it picks a single row."""
+    return project(rs, row, ["ref", *info(row_view(rs, row)).columns])
+
+
 def preview(rs: RecordSet, rows: list[dict[str, Any]], fields: list[str]) -> dict[str, Any]:
     """At most PREVIEW_ROWS projected rows and how many were left out."""
     return {"preview": [project(rs, r, fields) for r in rows[:PREVIEW_ROWS]],

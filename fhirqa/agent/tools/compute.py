@@ -12,6 +12,7 @@ from fhirqa.agent.tools.common import (
     as_time,
     cite,
     field_map,
+    full_row,
     info,
     iso,
     new_set,
@@ -75,7 +76,7 @@ def find_extreme(ctx: ToolContext, records: str, mode: str, field: str | None = 
     handle, _ = new_set(ctx, rs.view, [row], f"{mode} of {fields[view]} in {records}")
     out = {"ok": True, "handle": handle, "mode": mode, "field": fields[view], "value": citation["value"],
            "unit": citation["unit"], "time": citation["time"], "ref": citation["ref"], "name": citation["name"],
-           "n": len(comparable)}
+           "n": len(comparable), "row": full_row(rs, row)}
     if len(ties) > 1:
         out["ties"] = len(ties)
     return out

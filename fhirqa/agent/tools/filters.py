@@ -31,8 +31,11 @@ OPS = (*ORDERING, "==", "!=", "contains")
 
 def filter_by_date(ctx: ToolContext, records: str, start: str | None = None, end: str | None = None,
                    last_amount: float | None = None, last_unit: str | None = None,
-                   field: str | None = None) -> dict[str, Any]:
-    """Rows whose time lies in an inclusive window: ``start``/``end``, or the last N units before now."""
+                   field: str | None = None, include_missing: bool = False) -> dict[str, Any]:
+    """Rows whose time lies in an inclusive window: ``start``/``end``, or the last N units before now.
+
+    ``include_missing`` also keeps rows without a time in ``field`` (no end_time = still ongoing).
+    """
     rs = ctx.records(records)
     fields = field_map(rs, field, "time")
     low, high = _window(ctx, start, end, last_amount, last_unit)
@@ -41,6 +44,8 @@ def filter_by_date(ctx: ToolContext, records: str, start: str | None = None, end
     for row in rs.rows:
         moment = as_time(row.get(fields[row_view(rs, row)]))
         if moment is None:
+            if include_missing:
+                kept.append(row)
             continue
         dated.append((moment, row))
         if (low is None or moment >= low) and (high is None or moment <= high):
@@ -51,7 +56,7 @@ def filter_by_date(ctx: ToolContext, records: str, start: str | None = None, end
     out = summary(handle, new)
     out["window"] = window
     if len(dated) < len(rs.rows):
-        out["undated"] = len(rs.rows) - len(dated)
+        out["kept_undated" if include_missing else "undated"] = len(rs.rows) - len(dated)
     if not kept:
         out.update(_around(ctx, rs, dated, low, high))
     return out

@@ -12,11 +12,11 @@ from fhirqa.agent.tools.common import (
     VIEW_KEY,
     cite,
     field_map,
+    full_row,
     info,
     iso,
     label,
     new_set,
-    project,
     row_time,
     row_view,
     shown_fields,
@@ -144,36 +144,53 @@ def get_by_index(ctx: ToolContext, records: str, index: int, order_by: str | Non
     row = ordered[index]
     handle, one = new_set(ctx, rs.view, [row], f"{records}[{index}] by {order_by or 'time'}")
     out = {"ok": True, "handle": handle, "index": index, "of": len(ordered),
-           "row": project(one, row, shown_fields(one, None)), "evidence": cite(ctx, rs, row)}
+           "row": full_row(one, row), "evidence": cite(ctx, rs, row)}
     if unordered:
         out["unordered"] = unordered
     return out
 
 
-def extract_field_value(ctx: ToolContext, records: str, field: str) -> dict[str, Any]:
-    """The values of ``field`` across the set (with ref, time and item name), bounded and cited."""
+def extract_field_value(ctx: ToolContext, records: str, field: str, distinct: bool = False) -> dict[str, Any]:
+    """The values of ``field`` across the set (with ref, time and item name), bounded and cited.
+
+    With ``distinct`` each different value is listed once (its first row, in set order) with the
+    number of rows holding it.
+    """
     rs = ctx.records(records)
     fields = field_map(rs, field, "value")
-    values: list[dict[str, Any]] = []
-    missing = 0
-    for row in rs.rows:
-        view = row_view(rs, row)
-        if row.get(fields[view]) is None:
-            missing += 1
-            continue
-        values.append({"row": row, "view": view})
+    present = [row for row in rs.rows if row.get(fields[row_view(rs, row)]) is not None]
+    missing = len(rs.rows) - len(present)
+    if distinct:
+        firsts: dict[Any, dict[str, Any]] = {}
+        tally: dict[Any, int] = {}
+        for row in present:
+            key = _hashable(row[fields[row_view(rs, row)]])
+            firsts.setdefault(key, row)
+            tally[key] = tally.get(key, 0) + 1
+        chosen = list(firsts.values())
+    else:
+        chosen = present
     shown = []
-    for entry in values[:PREVIEW_ROWS]:
-        row, view = entry["row"], entry["view"]
+    for row in chosen[:PREVIEW_ROWS]:
+        view = row_view(rs, row)
         citation = cite(ctx, rs, row, fields[view])
         moment = row_time(view, row)
-        shown.append({"ref": row.get("ref"), "time": moment.isoformat() if moment else None,
-                      "name": label(view, row), "value": iso(row.get(fields[view])), "unit": citation["unit"]})
-    out: dict[str, Any] = {"ok": True, "field": field, "count": len(values), "values": shown,
-                           "omitted": max(0, len(values) - PREVIEW_ROWS)}
+        entry = {"ref": row.get("ref"), "time": moment.isoformat() if moment else None,
+                 "name": label(view, row), "value": iso(row.get(fields[view])), "unit": citation["unit"]}
+        if distinct:
+            entry["rows"] = tally[_hashable(row[fields[view]])]
+        shown.append(entry)
+    out: dict[str, Any] = {"ok": True, "field": field, "count": len(chosen), "values": shown,
+                           "omitted": max(0, len(chosen) - PREVIEW_ROWS)}
+    if distinct:
+        out["rows"] = len(present)
     if missing:
         out["missing"] = missing
     return out
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
 
 def combine_evidence(ctx: ToolContext, handles: list[str]) -> dict[str, Any]:
