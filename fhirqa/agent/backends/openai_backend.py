@@ -111,7 +111,7 @@ class OpenAIBackend:
         """A :class:`BackendError` for an SDK exception: provider, endpoint, status; never the key."""
         openai = self._openai
         where = f"openai backend ({self.settings.endpoint}, model {model!r})"
-        tries = f"after {self.settings.max_retries + 1} attempt(s)"
+        tries = f"after {_attempts(exc, self.settings.max_retries)} attempt(s)"
         if isinstance(exc, openai.APITimeoutError):
             return BackendError(f"{where}: request timed out ({self.settings.timeout:g}s) {tries}")
         if isinstance(exc, openai.APIConnectionError):
@@ -218,6 +218,15 @@ def _arguments_text(arguments: dict[str, Any]) -> str:
     if RAW_ARGUMENTS_KEY in arguments and isinstance(arguments[RAW_ARGUMENTS_KEY], str):
         return arguments[RAW_ARGUMENTS_KEY]
     return json.dumps(arguments, ensure_ascii=False, default=str)
+
+
+def _attempts(exc: Any, max_retries: int) -> int:
+    """How many requests were sent: the SDK numbers its retries in ``x-stainless-retry-count``."""
+    try:
+        request = exc.request
+        return int(request.headers["x-stainless-retry-count"]) + 1
+    except (AttributeError, KeyError, RuntimeError, TypeError, ValueError):
+        return max_retries + 1
 
 
 def _server_message(exc: Any) -> str:

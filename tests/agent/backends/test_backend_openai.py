@@ -156,6 +156,15 @@ def test_rate_limit_is_retried_after_the_servers_delay(api: MockAPI, sleeps: lis
     assert api.sent[0].body == api.sent[1].body
 
 
+def test_a_delay_longer_than_two_minutes_is_not_waited_for(api: MockAPI, sleeps: list[float]) -> None:
+    api.queue("openai_429_retry_after_long")
+    with pytest.raises(
+        BackendError, match=r"rate limited \(HTTP 429\) after 1 attempt\(s\): .*requests per day"
+    ):
+        backend(api).complete(question(), TOOLS, role="composer")
+    assert len(api.sent) == 1 and sleeps == []
+
+
 def test_authentication_failure_is_not_retried_and_never_quotes_the_key(
     api: MockAPI, sleeps: list[float]
 ) -> None:
