@@ -99,7 +99,7 @@ def ask(
     system = _prompt("composer").format(
         views=specialists.describe(fields), skills=planner.skills_text(question, model.name)
     )
-    user = f"Question: {question}\nPatient: {patient_id or '(none: patient lookup)'}\nNow: {moment.isoformat()}"
+    user = f"Question: {question}\nPatient: {_patient_label(rows, patient_id)}\nNow: {moment.isoformat()}"
     result = compose(model, ctx, system, user, tool_specs())
 
     final = result.final or {"answer": [], "status": "error", "text": f"No answer: {result.stop_reason}."}
@@ -126,6 +126,15 @@ def ask(
         },
     )
     return _finish(answer, started)
+
+
+def _patient_label(rows: AsOf, patient_id: str | None) -> str:
+    """``id (Given Family)``: the name lets a parser tell "What was Trey's last A1c?" from an item name."""
+    if patient_id is None:
+        return "(none: patient lookup)"
+    person = rows.rows("patient")[0]
+    names = " ".join(str(person.get(k) or "") for k in ("given", "family")).strip()
+    return f"{patient_id} ({names})" if names else patient_id
 
 
 def _evidence(ctx: ToolContext) -> list[Evidence]:

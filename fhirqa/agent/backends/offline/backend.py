@@ -20,21 +20,24 @@ from fhirqa.agent.backends.offline.plans import plan
 
 _QUESTION = re.compile(r"^Question:\s*(?P<q>.+?)\s*$", re.MULTILINE)
 _NOW = re.compile(r"^Now:\s*(?P<now>\S+)\s*$", re.MULTILINE)
+_PATIENT_NAME = re.compile(r"^Patient:\s*\S+\s*\((?P<names>[^)]*)\)\s*$", re.MULTILINE)
 
 
 @lru_cache(maxsize=256)
-def parse_cached(question: str, now_iso: str) -> ParsedQuestion:
-    """Parse once per question and instant; plans read but never mutate the shared notes list."""
-    return parse(question, datetime.fromisoformat(now_iso))
+def parse_cached(question: str, now_iso: str, names: str) -> ParsedQuestion:
+    """Parse once per question, instant and patient name (plans get a fresh copy to annotate)."""
+    return parse(question, datetime.fromisoformat(now_iso), names=tuple(names.split()))
 
 
-def read_user_message(messages: list[Message]) -> tuple[str, str]:
-    """The question and ``now`` (ISO) from the composer's user message."""
+def read_user_message(messages: list[Message]) -> tuple[str, str, str]:
+    """The question, ``now`` (ISO) and the patient's names from the composer's user message."""
     user = next(m for m in messages if m.role == "user")
     question = _QUESTION.search(user.content)
     now = _NOW.search(user.content)
+    names = _PATIENT_NAME.search(user.content)
     return (question.group("q") if question else user.content.strip(),
-            now.group("now") if now else datetime.now(UTC).isoformat())
+            now.group("now") if now else datetime.now(UTC).isoformat(),
+            names.group("names") if names else "")
 
 
 @register("offline")
@@ -48,8 +51,8 @@ class OfflineBackend:
 
     def parsed(self, messages: list[Message]) -> ParsedQuestion:
         """The parse of the conversation's question (fresh copy: plans record notes on it)."""
-        question, now = read_user_message(messages)
-        cached = parse_cached(question, now)
+        question, now, names = read_user_message(messages)
+        cached = parse_cached(question, now, names)
         return ParsedQuestion(**{**cached.__dict__, "notes": [], "views": list(cached.views)})
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]], *, role: str) -> ModelTurn:

@@ -123,9 +123,17 @@ def _normalize(text: str) -> str:
     return text.strip()
 
 
-def parse(question: str, now: datetime) -> ParsedQuestion:
-    """Parse ``question`` (asked at ``now``) into a :class:`ParsedQuestion`."""
+def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQuestion:
+    """Parse ``question`` (asked at ``now``) into a :class:`ParsedQuestion`.
+
+    ``names`` are the patient's own names: a question may call the patient by name ("Trey's A1c"),
+    and those words are not part of the clinical entity.
+    """
     text = _normalize(question)
+    for name in names:
+        if len(name) > 1:
+            text = re.sub(rf"\b{re.escape(name.lower())}(?:'s|s')?(?=\W|$)", " the patient ", text)
+    text = re.sub(r"\s+", " ", text).strip()
     pq = ParsedQuestion(text=question)
     rest = text
 

@@ -55,20 +55,33 @@ def find_records(pq: ParsedQuestion, views: list[str] | None = None, entity: str
     """
     entity = pq.entity if entity is None else entity
     candidates: list[str] = []
-    for view in views or pq.views:
-        args: dict[str, Any] = {"view": view}
-        if entity:
-            args["item"] = entity
-        args.update({k: v for k, v in filters.items() if v is not None and (k != "kind" or view == "medication")})
-        result = yield ("get_resources", args)
-        if result.get("ambiguous"):
-            pq.notes.append("ambiguous")
-            return view, result
-        if result.get("count"):
-            return view, result
-        candidates.extend(c for c in result.get("candidates", []) if c not in candidates)
+    order = views or pq.views
+    # The whole phrase in every view first; then shorter spans of it in the likeliest views, so a
+    # stray word ("white count on file") does not hide the item ("white count").
+    attempts = [(entity, order)] + [(span, order[:3]) for span in sub_spans(entity)]
+    for phrase, attempt_views in attempts:
+        for view in attempt_views:
+            args: dict[str, Any] = {"view": view}
+            if phrase:
+                args["item"] = phrase
+            args.update({k: v for k, v in filters.items() if v is not None and (k != "kind" or view == "medication")})
+            result = yield ("get_resources", args)
+            if result.get("ambiguous"):
+                pq.notes.append("ambiguous")
+                return view, result
+            if result.get("count"):
+                return view, result
+            if phrase == entity:
+                candidates.extend(c for c in result.get("candidates", []) if c not in candidates)
     pq.notes.append("candidates: " + "; ".join(candidates[:5]))
     return None
+
+
+def sub_spans(phrase: str, limit: int = 6) -> list[str]:
+    """Contiguous word spans of ``phrase``, longest first, without the phrase itself."""
+    words = phrase.split()
+    spans = [" ".join(words[i:i + n]) for n in range(len(words) - 1, 0, -1) for i in range(len(words) - n + 1)]
+    return [s for s in spans if len(s) > 1][:limit]
 
 
 def _no_match(pq: ParsedQuestion, what: str) -> Call:
