@@ -9,7 +9,10 @@ from typing import Any
 import duckdb
 
 from fhirqa.agent.catalog import load_catalog, view_info
+from fhirqa.errors import FhirqaError
 from fhirqa.store import Store
+
+ROW_LIMIT = 1_000_000  # rows of one view for one patient; beyond this we refuse rather than truncate
 
 
 def _utc(value: Any) -> Any:
@@ -49,7 +52,10 @@ class StorePatientRows:
             # The view name is interpolated into SQL, so only catalog names get this far.
             info = view_info(view)
             sql = f"SELECT * FROM {info.name} WHERE patient_id = ?"
-            result = self._store.query(sql, [self.patient_id], con=self._connection(), limit=1_000_000)
+            result = self._store.query(sql, [self.patient_id], con=self._connection(), limit=ROW_LIMIT)
+            if result.truncated:  # an answer over part of the record would be wrong without saying so
+                raise FhirqaError(f"patient {self.patient_id} has more than {ROW_LIMIT} {view} rows; "
+                                  "fhirqa cannot answer over part of a record")
             self._rows[view] = [{k: _utc(v) for k, v in row.items()} for row in result.records()]
         return self._rows[view]
 

@@ -78,9 +78,11 @@ class FakeRows:
             "observation": OBSERVATIONS, "medication": MEDICATIONS, "patient": PATIENT}
 
     def rows(self, view: str) -> list[dict[str, Any]]:
+        """The view's rows (none for views the fake does not hold)."""
         return self.views.get(view, [])
 
     def items(self, view: str) -> list[str]:
+        """Distinct item names, sorted."""
         field = {"medication": "medication_name", "encounter": "type_name", "note": "note_type"}.get(view, "name")
         return sorted({r[field] for r in self.rows(view) if r.get(field)})
 

@@ -28,6 +28,7 @@ def _medication_request(pid: str = "p1") -> dict:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Store:
+    """Two patients (observations, a condition, a vancomycin order) ingested once for the module."""
     root = tmp_path_factory.mktemp("agent-store")
     bundle = transaction(
         patient("p1"), patient("p2", name=[{"given": ["Bob"], "family": "Stone"}]),
