@@ -31,6 +31,7 @@ from fhirqa.agent.backends.settings import BackendSettings, gemini_settings, par
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+MAX_SIGNATURES = 4096  # thought signatures kept (by call id) for the next requests
 SYNTHETIC_ID_PREFIX = "fhirqa-call-"  # ids made up here when Gemini sends none; never sent back
 _TYPES = {"string", "number", "integer", "boolean", "array", "object"}
 _FORMATS = {"string": {"enum", "date-time"}, "number": {"float", "double"}, "integer": {"int32", "int64"}}
@@ -222,6 +223,8 @@ class GeminiBackend:
                 call_id = part.function_call.id or f"{SYNTHETIC_ID_PREFIX}{uuid.uuid4().hex[:12]}"
                 if part.thought_signature:
                     self._signatures[call_id] = part.thought_signature
+                    if len(self._signatures) > MAX_SIGNATURES:  # a long-lived backend: drop the oldest
+                        del self._signatures[next(iter(self._signatures))]
                 calls.append(
                     ToolCall(
                         id=call_id,

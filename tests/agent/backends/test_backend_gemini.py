@@ -208,6 +208,14 @@ def test_a_blocked_prompt_is_an_error_naming_the_reason(api: MockAPI) -> None:
         model.complete(question(), TOOLS, role="composer")
 
 
+def test_an_empty_answer_is_no_text_and_a_warning(api: MockAPI, caplog: pytest.LogCaptureFixture) -> None:
+    api.queue("gemini_malformed_function_call")
+    model, _ = backend(api)
+    turn = model.complete(question(), TOOLS, role="composer")
+    assert (turn.text, turn.tool_calls, turn.prompt_tokens, turn.completion_tokens) == (None, [], 1290, 0)
+    assert "finish reason MALFORMED_FUNCTION_CALL" in caplog.text
+
+
 def test_configured_from_the_environment(api: MockAPI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_API_KEY", GEMINI_KEY)
     monkeypatch.setenv("FHIRQA_GEMINI_MODEL", "gemini-2.5-pro")
