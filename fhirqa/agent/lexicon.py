@@ -1,0 +1,261 @@
+"""Clinical lexicon: clinician words → the record's words and codes (data in ``lexicon/*.json``).
+
+- ``abbreviations.json``: lab, vital and score shorthand → canonical observation name and LOINC codes.
+- ``drugs.json``: brand and other names → generic, RxNorm product codes; drug classes → member generics.
+- ``conditions.json``: condition abbreviations and synonyms → condition name and SNOMED CT codes.
+- ``encounters.json``: words for encounter classes (v3 ActCode) and a few encounter types.
+
+Matching ignores case, punctuation, possessives and plurals (``"K+"`` = ``"k"``, ``"statins"`` =
+``"statin"``). :meth:`Lexicon.expand` first tries the whole phrase; when that finds nothing it scans the
+phrase for the longest known terms, so ``"latest A1c value"`` expands too. Inside a longer phrase, the short
+aliases each file lists under ``case_sensitive_in_text`` (``K``, ``Na``, ``PT``, ``ER``…) only count when
+written in that case, so "ca" in a sentence or "pt" for patient do not turn into labs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from fhirqa.errors import FhirqaError
+
+FILES = ("abbreviations", "drugs", "conditions", "encounters")
+SYSTEMS = {
+    "abbreviations": "http://loinc.org",
+    "drugs": "http://www.nlm.nih.gov/research/umls/rxnorm",
+    "drug_class": "http://www.nlm.nih.gov/research/umls/rxnorm",
+    "conditions": "http://snomed.info/sct",
+    "encounters": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
+}
+VIEWS = {"abbreviations": "observation", "drugs": "medication", "drug_class": "medication",
+         "conditions": "condition", "encounters": "encounter"}  # fmt: skip
+MAX_WORDS = 6  # longest alias, in words, looked for inside a phrase
+
+
+class LexiconError(FhirqaError):
+    """A lexicon file is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """One reading of a phrase: a canonical term, its codes, and which lexicon said so."""
+
+    term: str  # canonical name: "Hemoglobin A1c", "furosemide", "Hypertension", "inpatient"
+    codes: tuple[str, ...]  # LOINC / RxNorm / SNOMED CT / ActCode codes
+    source: str  # "abbreviations", "drugs", "drug_class", "conditions" or "encounters"
+    matched: str = ""  # the alias that matched, normalized ("a1c")
+    view: str = ""  # the canonical view the term lives in
+    system: str = ""  # the code system of ``codes``
+    detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)  # unit, class, members…
+
+
+def normalize(text: str) -> str:
+    """Lower-case, zero-width characters and possessives dropped, punctuation to spaces, plurals singular."""
+    return " ".join(_normal_tokens(text))
+
+
+def _raw_tokens(text: str) -> list[str]:
+    text = re.sub(r"[\u200b\u200c\u200d\ufeff]", "", text)
+    text = re.sub(r"(?<=\w)['’]s\b", "", text)
+    return re.findall(r"[A-Za-z0-9&]+", text)
+
+
+def _singular(token: str) -> str:
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
+
+
+def _normal_tokens(text: str) -> list[str]:
+    return [_singular(t.lower()) for t in _raw_tokens(text)]
+
+
+class Lexicon:
+    """The four lexicon files, indexed by normalized alias."""
+
+    def __init__(self, data: dict[str, dict[str, Any]]) -> None:
+        self.data = data
+        self._index: dict[str, list[Expansion]] = {}
+        self._case_sensitive: dict[str, set[str]] = {}  # normalized alias → spellings required in text
+        self._generic: dict[str, str] = {}  # normalized drug name → generic
+        self._classes: dict[str, tuple[str, list[str]]] = {}  # normalized class alias → (name, members)
+        self._encounter: dict[str, str] = {}  # normalized phrase → class code
+        self._combinations: list[str] = []  # generics of several ingredients, most ingredients first
+        self._build()
+
+    # --- loading -------------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, folder: Path | str | None = None) -> Lexicon:
+        """The lexicon from ``folder`` (default: the project's ``lexicon/``); cached per folder."""
+        if folder is None:
+            from fhirqa.project import project_dir
+
+            folder = project_dir() / "lexicon"
+        return _load_cached(str(Path(folder).resolve()))
+
+    def _add(self, alias: str, expansion: Expansion) -> None:
+        key = normalize(alias)
+        if not key:
+            return
+        readings = self._index.setdefault(key, [])
+        if all((e.term, e.source) != (expansion.term, expansion.source) for e in readings):
+            readings.append(expansion)
+
+    def _build(self) -> None:
+        for name in FILES:
+            for spelling in self.data[name].get("case_sensitive_in_text", []):
+                self._case_sensitive.setdefault(normalize(spelling), set()).add(spelling)
+        for entry in self.data["abbreviations"]["entries"]:
+            codes = tuple(c["code"] for c in entry["codes"])
+            detail = {k: entry[k] for k in ("kind", "unit", "components") if k in entry}
+            for alias in [entry["term"], *entry["aliases"]]:
+                self._add(alias, self._expansion(entry["term"], codes, "abbreviations", alias, detail))
+        for drug in self.data["drugs"]["drugs"]:
+            generic = drug["generic"]
+            codes = tuple(c["code"] for c in drug["codes"])
+            for alias in [generic, *drug["brands"], *drug["aliases"]]:
+                self._generic.setdefault(normalize(alias), generic)
+                self._add(alias, self._expansion(generic, codes, "drugs", alias, {"brands": drug["brands"]}))
+        combos = [d["generic"] for d in self.data["drugs"]["drugs"] if "/" in d["generic"]]
+        self._combinations = sorted(combos, key=lambda g: -g.count("/"))
+        for group in self.data["drugs"]["classes"]:
+            for alias in [group["name"], *group["aliases"]]:
+                self._classes.setdefault(normalize(alias), (group["name"], list(group["members"])))
+        for entry in self.data["conditions"]["entries"]:
+            codes = tuple(c["code"] for c in entry["codes"])
+            for alias in [entry["term"], *entry["aliases"]]:
+                self._add(alias, self._expansion(entry["term"], codes, "conditions", alias, {}))
+        for group in self.data["encounters"]["classes"]:
+            codes = (group["code"], *group.get("related_codes", []))
+            for alias in [group["name"], *group["aliases"]]:
+                self._encounter.setdefault(normalize(alias), group["code"])
+                self._add(alias, self._expansion(group["name"], codes, "encounters", alias, {"class": group["code"]}))
+        for kind in self.data["encounters"].get("types", []):
+            for alias in [kind["term"], *kind["aliases"]]:
+                self._encounter.setdefault(normalize(alias), kind["class"])
+                detail = {"class": kind["class"], "type_codes": kind["type_codes"]}
+                self._add(alias, self._expansion(kind["term"], (kind["class"],), "encounters", alias, detail))
+
+    @staticmethod
+    def _expansion(term: str, codes: tuple[str, ...], source: str, alias: str, detail: dict[str, Any]) -> Expansion:
+        return Expansion(term, codes, source, normalize(alias), VIEWS[source], SYSTEMS[source], detail)
+
+    # --- queries -------------------------------------------------------------------------------------
+
+    def expand(self, phrase: str) -> list[Expansion]:
+        """Every reading of ``phrase``: the whole phrase if known, else the known terms found inside it."""
+        key = normalize(phrase)
+        if not key:
+            return []
+        whole = self._lookup(key)
+        if whole:
+            return whole
+        found: list[Expansion] = []
+        for key in self._scan(phrase):
+            for expansion in self._lookup(key):
+                if expansion not in found:
+                    found.append(expansion)
+        return found
+
+    def _lookup(self, key: str) -> list[Expansion]:
+        out = list(self._index.get(key, []))
+        group = self._classes.get(key)
+        if group:
+            name, members = group
+            named = {e.term for e in out}
+            for member in members:
+                if member in named:
+                    continue
+                codes = next((e.codes for e in self._index.get(normalize(member), []) if e.source == "drugs"), ())
+                out.append(Expansion(member, codes, "drug_class", key, "medication", SYSTEMS["drug_class"], {"class": name}))
+        return out
+
+    def _scan(self, phrase: str) -> list[str]:
+        """Known aliases inside ``phrase``, longest first and not overlapping."""
+        raw = _raw_tokens(phrase)
+        norm = [_singular(t.lower()) for t in raw]
+        keys: list[str] = []
+        i = 0
+        while i < len(norm):
+            for width in range(min(MAX_WORDS, len(norm) - i), 0, -1):
+                key = " ".join(norm[i : i + width])
+                if (key in self._index or key in self._classes) and self._allowed(key, " ".join(raw[i : i + width])):
+                    keys.append(key)
+                    i += width
+                    break
+            else:
+                i += 1
+        return keys
+
+    def _allowed(self, key: str, written: str) -> bool:
+        spellings = self._case_sensitive.get(key)
+        return spellings is None or written in spellings or written.replace(" ", "") in spellings
+
+    def drug_generic(self, name: str) -> str | None:
+        """The generic for a brand, other name or product string (``"Lasix 40mg"`` → ``"furosemide"``).
+
+        A product naming several ingredients ("Amoxicillin 250 MG / Clavulanate 125 MG Oral Tablet") gives
+        the combination ("amoxicillin/clavulanate") when the lexicon has it. ``None`` when nothing is known.
+        """
+        key = normalize(name)
+        if key in self._generic:
+            return self._generic[key]
+        words = key.split()
+        for combination in self._combinations:
+            parts = [normalize(part).split() for part in combination.split("/")]
+            if all(any(words[i : i + len(p)] == p for i in range(len(words))) for p in parts):
+                return combination
+        for width in range(min(MAX_WORDS, len(words)), 0, -1):  # longest known name inside the string
+            for start in range(len(words) - width + 1):
+                hit = self._generic.get(" ".join(words[start : start + width]))
+                if hit:
+                    return hit
+        return None
+
+    def class_members(self, name: str) -> list[str]:
+        """Generic members of a drug class (``"statins"`` → atorvastatin, simvastatin…); ``[]`` if unknown."""
+        group = self._classes.get(normalize(name))
+        return list(group[1]) if group else []
+
+    def drug_classes(self, generic: str) -> list[str]:
+        """Names of the classes a generic belongs to."""
+        target = self.drug_generic(generic) or generic
+        return [g["name"] for g in self.data["drugs"]["classes"] if target in g["members"]]
+
+    def encounter_class(self, phrase: str) -> str | None:
+        """The v3 ActCode class for an encounter word (``"ER visit"`` → ``"EMER"``); ``None`` if unknown."""
+        key = normalize(phrase)
+        if key in self._encounter:
+            return self._encounter[key]
+        for key in self._scan(phrase):
+            if key in self._encounter:
+                return self._encounter[key]
+        return None
+
+    def terms(self) -> list[str]:
+        """Every normalized alias the lexicon knows (drug classes included)."""
+        return sorted(set(self._index) | set(self._classes))
+
+
+@lru_cache(maxsize=4)
+def _load_cached(folder: str) -> Lexicon:
+    data: dict[str, dict[str, Any]] = {}
+    for name in FILES:
+        path = Path(folder) / f"{name}.json"
+        try:
+            data[name] = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise LexiconError(f"lexicon file not found: {path}") from None
+        except json.JSONDecodeError as exc:
+            raise LexiconError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    try:
+        return Lexicon(data)
+    except (KeyError, TypeError) as exc:
+        raise LexiconError(f"lexicon in {folder} is malformed: missing or wrong field {exc}") from None
