@@ -330,9 +330,7 @@ def to_gemini_schema(
             out["required"] = list(dict.fromkeys(required))
     if kind == "array":
         items = schema.get("items")
-        out["items"] = (
-            to_gemini_schema(items, defs, depth + 1) if isinstance(items, dict) else {"type": "STRING"}
-        )
+        out["items"] = to_gemini_schema(items if isinstance(items, dict) else {}, defs, depth + 1)
     for source, target in _LIMITS.items():
         if isinstance(schema.get(source), int | float) and kind in ("array", "number", "integer"):
             out[target] = schema[source]

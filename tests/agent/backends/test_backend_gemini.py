@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -285,7 +286,13 @@ def test_schemas_convert_to_what_the_sdk_and_api_accept() -> None:
             {"any_of": [{"type": "STRING"}, {"type": "INTEGER"}]},
         ),
         ({"const": "observation"}, {"type": "STRING", "enum": ["observation"]}),
-        ({"type": "array"}, {"type": "ARRAY", "items": {"type": "STRING"}}),
+        (
+            {"type": "array"},
+            {
+                "type": "ARRAY",
+                "items": {"any_of": [{"type": "STRING"}, {"type": "NUMBER"}, {"type": "BOOLEAN"}]},
+            },
+        ),
         (
             {"allOf": [{"properties": {"a": {"type": "number"}}, "required": ["a"]}], "type": "object"},
             {"type": "OBJECT", "properties": {"a": {"type": "NUMBER"}}, "required": ["a"]},
@@ -295,6 +302,16 @@ def test_schemas_convert_to_what_the_sdk_and_api_accept() -> None:
 )
 def test_schema_keywords(schema: dict[str, Any], expected: dict[str, Any]) -> None:
     assert to_gemini_schema(schema) == expected
+
+
+def test_the_projects_tool_specs_convert() -> None:
+    specs = sorted((Path(__file__).resolve().parents[3] / "tools").glob("*.json"))
+    if not specs:
+        pytest.skip("tools/*.json not written yet")
+    for path in specs:
+        spec = json.loads(path.read_text("utf-8"))
+        types.FunctionDeclaration(**to_gemini_declaration(spec))
+        assert "additionalProperties" not in json.dumps(to_gemini_declaration(spec)), path.name
 
 
 def test_a_recursive_ref_is_refused() -> None:
