@@ -77,6 +77,7 @@ class ParsedQuestion:
     """What the offline backend understood; every field is visible in the answer's trace."""
 
     text: str
+    now: datetime | None = None
     intent: str = "value"
     position: str = "last"  # first | last (value, time_of, after_drug)
     aggregate: str | None = None  # mean | max | min | median | sum
@@ -134,7 +135,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         if len(name) > 1:
             text = re.sub(rf"\b{re.escape(name.lower())}(?:'s|s')?(?=\W|$)", " the patient ", text)
     text = re.sub(r"\s+", " ", text).strip()
-    pq = ParsedQuestion(text=question)
+    pq = ParsedQuestion(text=question, now=now)
     rest = text
 
     if _parse_lookup(pq, text):

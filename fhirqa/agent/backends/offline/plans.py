@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
+from fhirqa.agent.catalog import UnknownView, view_info
 
 Call = tuple[str, dict[str, Any]]
 Plan = Generator[Call, dict[str, Any], None]
@@ -165,7 +166,7 @@ def plan_value(pq: ParsedQuestion) -> Plan:
     for item in items:
         h = handle
         if item is not None and len(items) > 1:
-            sub = yield ("filter_by_value", {"records": handle, "op": "==", "value": item, "field": "name" if view != "medication" else "medication_name"})
+            sub = yield ("filter_by_value", {"records": handle, "op": "==", "value": item, "field": name_field(view)})
             h = sub["handle"]
         row = (yield ("get_by_index", {"records": h, "index": index}))["row"]
         value, unit = _row_value(view, row)
@@ -352,7 +353,7 @@ def plan_change(pq: ParsedQuestion) -> Plan:
         return
     view, first, last, diff = got
     unit = _row_value(view, last)[1]
-    yield final([diff["value"]], f"{last.get('name', pq.entity)} went from {_with_unit(*_row_value(view, first))} on {_day(first.get('time'))} "
+    yield final([diff["difference"]], f"{last.get('name', pq.entity)} went from {_with_unit(*_row_value(view, first))} on {_day(first.get('time'))} "
                 f"to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))}: a change of {_with_unit(diff['value'], unit)}.", unit=unit)
 
 
@@ -367,7 +368,7 @@ def plan_trend(pq: ParsedQuestion) -> Plan:
         return
     view, first, last, diff = got
     base = _row_value(view, first)[0]
-    relative = diff["value"] / abs(base) if base else 0.0
+    relative = diff["difference"] / abs(base) if base else 0.0
     trend = "increasing" if relative > TREND_THRESHOLD else "decreasing" if relative < -TREND_THRESHOLD else "stable"
     yield final([trend], f"{trend.capitalize()}: {last.get('name', pq.entity)} went from {_with_unit(*_row_value(view, first))} "
                 f"on {_day(first.get('time'))} to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))} ({relative:+.0%}).")
@@ -400,21 +401,26 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
             yield _empty_window(pq, f"{pq.entity} administrations", scoped_admin)
             return
         per_day = yield ("aggregate", {"records": scoped_admin.get("handle") or admin["handle"], "op": "sum", "field": "dose", "group_by": "day"})
-        days = per_day.get("groups") or []
         unit = per_day.get("unit")
+        peak = per_day.get("highest_day")
         if pq.comparison:
             limit = _convert(pq.comparison.value, pq.comparison.unit, unit)
             if limit is None:
                 yield final([], f"Cannot compare {pq.comparison.unit} with {unit}.", status="error")
                 return
-            over = [d for d in days if _compare(d["value"], pq.comparison.op, limit)]
-            text = (f"Yes: on {len(over)} day(s) the total exceeded {_fmt(pq.comparison.value)} {pq.comparison.unit or unit or ''}"
-                    f" (e.g. {_with_unit(over[0]['value'], unit)} on {over[0]['day']})." if over else
-                    f"No: the highest daily total was {_with_unit(max(d['value'] for d in days), unit)}." if days else "No administrations.")
-            yield final([bool(over)], text)
+            over = bool(peak) and _compare(peak["value"], pq.comparison.op, limit)
+            shown = f"{_fmt(pq.comparison.value)} {pq.comparison.unit or unit or ''}".strip()
+            text = (f"Yes: the highest daily total was {_with_unit(peak['value'], unit)} on {peak['day']}, {pq.comparison.op} {shown}."
+                    if over else f"No: the highest daily total was {_with_unit(peak['value'], unit) if peak else 'n/a'}"
+                    f"{' on ' + str(peak['day']) if peak else ''}.")
+            yield final([over], text)
             return
-        last = days[-1] if days else None
-        yield final([last["value"]] if last else [], f"Total {pq.entity} on {last['day']}: {_with_unit(last['value'], unit)}." if last else "No doses.", unit=unit)
+        last = (yield ("get_by_index", {"records": scoped_admin.get("handle") or admin["handle"], "index": -1}))["row"]
+        day = _day(last.get("time"))
+        that_day = yield ("filter_by_date", {"records": scoped_admin.get("handle") or admin["handle"], "start": day, "end": day})
+        total = yield ("aggregate", {"records": that_day["handle"], "op": "sum", "field": "dose"})
+        yield final([total["value"]], f"Total {pq.entity} given on {day}: {_with_unit(total['value'], total.get('unit'))} "
+                    f"over {total.get('n', '?')} administrations.", unit=total.get("unit"))
         return
     requests = yield ("filter_by_value", {"records": handle, "op": "==", "value": "request", "field": "kind"})
     target = requests.get("handle") if requests.get("count") else handle
@@ -473,41 +479,48 @@ def plan_after_drug(pq: ParsedQuestion) -> Plan:
 
 
 def plan_active_list(pq: ParsedQuestion) -> Plan:
-    """Conditions or medications active at a time (default: now)."""
+    """Conditions, medications or allergies active at a time (default: now)."""
     view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
-    at = pq.at_time
-    when = f"on {at.date()}" if at else "currently"
+    at = pq.at_time or pq.now
+    when = f"on {at.date()}" if pq.at_time else "currently"
     if view == "medication":
         found = yield ("get_resources", {"view": "medication", "kind": "request"})
         if not found.get("count"):
             yield final([], "The record has no medication orders.")
             return
-        if at is None:
+        if pq.at_time is None:
             active = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "active", "field": "status"})
         else:
             active = yield ("filter_by_date", {"records": found["handle"], "end": _iso(at)})
             if active.get("count"):
-                active = yield ("filter_by_date", {"records": active["handle"], "start": _iso(at), "field": "end_time", "include_missing": True})
-        field = "medication_name"
+                active = yield ("filter_by_date", {"records": active["handle"], "start": _iso(at), "field": "end_time",
+                                                   "include_missing": True})
     else:
         found = yield ("get_resources", {"view": view})
         if not found.get("count"):
             yield final([], f"The record has no {view} entries.")
             return
         onset = "onset_time" if view == "condition" else "recorded_time"
-        started = yield ("filter_by_date", {"records": found["handle"], "end": _iso(at) if at else None, "field": onset, "include_missing": view != "condition"})
-        active = started
-        if started.get("count"):
-            active = yield ("filter_by_date", {"records": started["handle"], "start": _iso(at) if at else None,
-                                               "field": "abatement_time" if view == "condition" else "recorded_time", "include_missing": True,
-                                               **({} if at else {"missing_only": True})})
-        field = "name"
+        active = yield ("filter_by_date", {"records": found["handle"], "end": _iso(at), "field": onset,
+                                           "include_missing": view != "condition"})
+        if active.get("count") and view == "condition":
+            active = yield ("filter_by_date", {"records": active["handle"], "start": _iso(at), "field": "abatement_time",
+                                               "include_missing": True})
     if not active.get("count"):
         yield final([], f"No active {pq.list_kind or view}s {when}.")
         return
-    names = yield ("extract_field_value", {"records": active["handle"], "field": field, "distinct": True})
+    names = yield ("extract_field_value", {"records": active["handle"], "field": name_field(view), "distinct": True})
     values = [v["value"] if isinstance(v, dict) else v for v in names.get("values", [])]
-    yield final(values, f"Active {pq.list_kind or view}s {when}: {'; '.join(map(str, values))}.")
+    more = f" (and {names['omitted']} more)" if names.get("omitted") else ""
+    yield final(values, f"Active {pq.list_kind or view}s {when}: {'; '.join(map(str, values))}{more}.")
+
+
+def name_field(view: str) -> str:
+    """The column that names an item in ``view`` (from the catalog)."""
+    try:
+        return view_info(view).name_field
+    except UnknownView:
+        return "name"
 
 
 def plan_list_items(pq: ParsedQuestion) -> Plan:
@@ -521,7 +534,7 @@ def plan_list_items(pq: ParsedQuestion) -> Plan:
     if filtered.get("count") == 0:
         yield _empty_window(pq, f"{view} entries", filtered)
         return
-    names = yield ("extract_field_value", {"records": filtered.get("handle") or found["handle"], "field": "name", "distinct": True})
+    names = yield ("extract_field_value", {"records": filtered.get("handle") or found["handle"], "field": name_field(view), "distinct": True})
     values = [v["value"] if isinstance(v, dict) else v for v in names.get("values", [])]
     yield final(values, f"{len(values)} distinct: {'; '.join(map(str, values))}.")
 
