@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from . import catalog as cat
 from . import clinical, meds, notes, observe
-from .clock import DAY, iso
+from .clock import DAY, iso, md
 from .planner import Plan, Timeline
 from .sim import Result, Sim
 
@@ -102,8 +102,10 @@ def _labs(sim: Sim, plan: Plan, t: datetime, enc_id: str) -> list[Result]:
         ):
             draw.append("lipid")
     singles: list[str] = []
-    if (diabetic and _panel_due(sim, "a1c", t, 75)) or (
-        wellness and sim.physio.age(t) >= 35 and not diabetic
+    if (
+        (diabetic and _panel_due(sim, "a1c", t, 75))
+        or (wellness and sim.physio.age(t) >= 35 and not sim.has("diabetes"))
+        or "diabetes" in plan.dx
     ):
         singles.append("a1c")
     if (sim.has("hypothyroidism") and _panel_due(sim, "tsh", t, 120)) or "hypothyroidism" in plan.dx:
@@ -160,12 +162,54 @@ def _vaccines(sim: Sim, plan: Plan, t: datetime, enc_id: str) -> list[str]:
     return given
 
 
+EVIDENCE = {
+    "diabetes": ("a1c", 6.5),
+    "hyperlipidemia": ("ldl", 150.0),
+    "hypothyroidism": ("tsh", 6.0),
+    "depression": ("phq9", 10.0),
+    "hypertension": ("sbp", 140.0),
+}
+
+
+def _diagnoses(
+    sim: Sim, plan: Plan, t: datetime, labs: dict[str, Result], vit: dict[str, Result]
+) -> list[str]:
+    """Undiagnosed conditions recognised today: planned for this visit, or evidently abnormal already."""
+    out = []
+    for key in sorted(sim.pending_dx):
+        if key in sim.conditions:
+            continue
+        signal, threshold = EVIDENCE[key]
+        now = labs.get(signal) or vit.get(signal)
+        abnormal = now is not None and now.value >= threshold
+        if key == "hypertension" and abnormal:
+            # Hypertension needs a second elevated reading on a separate day.
+            prior = sim.chart.latest("sbp", before=t - DAY)
+            abnormal = prior is not None and prior.value >= threshold
+        if key in plan.dx or abnormal:
+            out.append(key)
+    return out
+
+
+def _evidence(sim: Sim, key: str, labs: dict[str, Result], vit: dict[str, Result], t: datetime) -> str:
+    signal, _ = EVIDENCE[key]
+    if key == "hypertension":
+        prior = sim.chart.latest("bp", before=t - DAY)
+        return f"BP {vit['bp'].text}" + (f" (prior {prior.text} on {md(prior.time)})" if prior else "")
+    r = labs.get(signal) or sim.chart.latest(signal, before=t + DAY)
+    if r is None:
+        return "clinical diagnosis"
+    label = "PHQ-9" if signal == "phq9" else notes.short(signal)
+    return f"{label} {r.text}" + ("" if r.time >= t else f" on {md(r.time)}")
+
+
 def _manage(
     sim: Sim, plan: Plan, t: datetime, enc_id: str, labs: dict[str, Result], vit: dict[str, Result]
 ) -> list[str]:
     """Chronic disease decisions driven by today's values; returns A/P lines."""
     pcp = sim.pcp
     out: list[str] = []
+    plan.dx = _diagnoses(sim, plan, t, labs, vit)
     for key in plan.dx:
         onset = sim.timeline_onset(key)
         rec = clinical.condition(sim, key, t, onset, enc_id, problem_list=True, asserter=pcp)
@@ -174,12 +218,7 @@ def _manage(
             if not _on(sim, t, drug):
                 meds.prescribe(sim, drug, t + 20 * MIN, enc_id, pcp, reason_id=rec.id)
                 started.append(meds.sig_short(drug))
-        evidence = {"diabetes": "a1c", "hyperlipidemia": "ldl", "hypothyroidism": "tsh"}.get(key)
-        why = (
-            f"{notes.short(evidence)} {labs[evidence].text}"
-            if evidence in labs
-            else (f"BP {vit['bp'].text} (repeat elevated)" if key == "hypertension" else "PHQ-9 positive")
-        )
+        why = _evidence(sim, key, labs, vit, t)
         out.append(
             f"{cat.chronic()[key]['short']}, new dx - {why}. "
             + ("Start " + "; ".join(started) + "." if started else "Lifestyle counseling.")
@@ -218,8 +257,8 @@ def _manage(
             if vit["sbp"].value < 140 and vit["dbp"].value < 90
             else "above goal, recheck at next visit"
         )
-        k = f"; K {labs['potassium'].text}" if "potassium" in labs and lis else ""
-        out.append(f"HTN - BP {bp.text}, {goal}{k}. Continue {', '.join(on) or 'lifestyle measures'}.")
+        k_text = f"; K {labs['potassium'].text}" if "potassium" in labs and lis else ""
+        out.append(f"HTN - BP {bp.text}, {goal}{k_text}. Continue {', '.join(on) or 'lifestyle measures'}.")
     if sim.has("ckd3") and "creatinine" in labs:
         out.append(
             f"CKD3 - Cr {labs['creatinine'].text}, eGFR {labs['egfr'].text}. Avoid NSAIDs; renally dose meds."
@@ -270,8 +309,11 @@ def clinic_visit(sim: Sim, plan: Plan, tl: Timeline, first: bool) -> None:
         ap += establish_care(sim, tl, t, enc_id)
     vit = observe.vital_signs(sim, t + 5 * MIN, enc_id, full=True)
     vit["pain"] = observe.pain_score(sim, t + 6 * MIN, enc_id)
+    surveys: dict[str, Result] = {}
+    if plan.kind == "wellness" or "depression" in plan.dx:
+        phq = observe.phq(sim, t + 8 * MIN, enc_id)
+        surveys[phq.key] = phq
     if plan.kind == "wellness":
-        observe.phq(sim, t + 8 * MIN, enc_id)
         observe.smoking_status(sim, t + 8 * MIN, enc_id)
     lab_list = _labs(sim, plan, t, enc_id)
     labs = {r.key: r for r in lab_list}
@@ -301,7 +343,7 @@ def clinic_visit(sim: Sim, plan: Plan, tl: Timeline, first: bool) -> None:
             else ". Supportive care, fluids, return precautions."
         )
         ap.append(line)
-    ap += _manage(sim, plan, t, enc_id, labs, vit)
+    ap += _manage(sim, plan, t, enc_id, {**labs, **surveys}, vit)
     if not first:
         _renewals(sim, t, enc_id)
     given = _vaccines(sim, plan, t, enc_id)
@@ -339,7 +381,9 @@ def _screening(sim: Sim, plan: Plan) -> None:
     """A procedure-only ambulatory encounter (colonoscopy, mammogram, spirometry, echo)."""
     t = plan.time
     p = cat.clinical()["procedures"][plan.reason or "colonoscopy"]
-    performer = sim.rng.choice(sim.pool["radiologist"]) if plan.reason in ("mammogram", "echo") else sim.pcp
+    specialist = {"mammogram": "radiologist", "echo": "cardiologist", "colonoscopy": "gastroenterologist"}
+    role = specialist.get(plan.reason or "")
+    performer = sim.rng.choice(sim.pool[role]) if role else sim.pcp
     enc = clinical.encounter(
         sim,
         "followup",

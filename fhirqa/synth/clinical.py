@@ -58,13 +58,9 @@ def encounter(
     if reasons:
         enc["reasonCode"] = [cat.condition_concept(k) for k in reasons]
     if cls in ("IMP", "EMER"):
-        hosp: dict[str, Any] = {
-            "admitSource": concept(
-                ADMIT_SOURCE,
-                "emd" if cls == "IMP" else "other",
-                "From accident/emergency department" if cls == "IMP" else "Other",
-            )
-        }
+        hosp: dict[str, Any] = {}
+        if cls == "IMP":
+            hosp["admitSource"] = concept(ADMIT_SOURCE, "emd", "From accident/emergency department")
         if disposition:
             hosp["dischargeDisposition"] = concept(
                 DISPOSITION, disposition, cat.clinical()["dispositions"][disposition]

@@ -234,8 +234,8 @@ def inpatient_orders(sim: Sim, stay: Stay, t: datetime, reason_id: str) -> None:
 def mar(sim: Sim, stay: Stay) -> None:
     """Scheduled administrations for every inpatient order (first dose stat)."""
     for order in stay.orders:
-        if order.drug in ("insulin_lispro", "acetaminophen_inpatient"):
-            continue  # given against POC glucose / fever, see _glucose_checks and _prn
+        if order.drug in ("insulin_lispro", "acetaminophen_inpatient", "potassium_chloride"):
+            continue  # given against POC glucose / fever / low K, see glucose_checks, prn and replete
         end = min(order.end or stay.end, stay.end)
         hours = SCHEDULE.get((order.timing[0], float(order.timing[1]), order.timing[2]), [9])
         # New orders get a stat first dose; a dose change continues on the regular schedule.
@@ -266,16 +266,41 @@ def mar(sim: Sim, stay: Stay) -> None:
 
 
 def vanco_trough(sim: Sim, stay: Stay, day: datetime) -> None:
-    """Trough before the 09:00 dose on hospital day 2; low troughs lead to 1,250 mg q8h."""
-    vanc = next((o for o in stay.orders if o.drug == "vancomycin" and o.active_at(day)), None)
+    """Trough before the 09:00 dose; low troughs lead to 1,250 mg q8h, high ones to q24h dosing."""
+    vanc = next((o for o in stay.orders if o.drug == "vancomycin" and o.active_at(at(day, 8, 30))), None)
     if vanc is None:
         return
     t = at(day, 8, 30)
     cr = sim.physio.true_value("creatinine", t)
-    level = max(3.0, 11.0 + sim.rng.gauss(0.0, 3.5) + 8.0 * max(0.0, cr - 1.1))
+    # Fixed 1 g q12h under-doses heavier patients and accumulates when the kidneys are failing.
+    weight = sim.physio.true_value("weight", t)
+    level = max(3.0, 10.5 * 80.0 / weight + sim.rng.gauss(0.0, 2.5) + 8.0 * max(0.0, cr - 1.1))
     r = observe.lab(sim, "vanco_trough", t, stay.id, value=level, hospital=True, turnaround_min=40)
     stay.labs.append({"vanco_trough": r})
-    if r.value < 10:
+    if r.value > 20:
+        change = at(day, 9, 0) - MIN
+        meds.stop(vanc, change, "stopped", f"Dose adjusted for vancomycin trough {r.text} ug/mL")
+        pharm = sim.rng.choice(sim.pool["pharmacist"])
+        new = meds.prescribe(
+            sim,
+            "vancomycin",
+            change,
+            stay.id,
+            pharm,
+            "inpatient",
+            vanc.reason_id,
+            dose=1000.0,
+            timing=(1, 24.0, "h"),
+            note=f"Pharmacy-to-dose: trough {r.text} ug/mL",
+        )
+        if new.resource is not None:
+            new.resource["priorPrescription"] = ref(vanc.id)
+        stay.orders.append(new)
+        stay.events.append(
+            f"Vanc trough {r.text} on {md(t)}, supratherapeutic -> decreased to "
+            f"{meds.sig_short('vancomycin', 1000.0, (1, 24.0, 'h'))}"
+        )
+    elif r.value < 10:
         change = at(day, 13, 0)
         meds.stop(vanc, change, "stopped", f"Dose adjusted for vancomycin trough {r.text} ug/mL")
         pharm = sim.rng.choice(sim.pool["pharmacist"])
@@ -301,6 +326,21 @@ def vanco_trough(sim: Sim, stay: Stay, day: datetime) -> None:
         stay.events.append(
             f"Vanc trough {r.text} on {md(t)}, therapeutic; continued {meds.sig_short('vancomycin')}"
         )
+
+
+def replete_potassium(sim: Sim, stay: Stay, k: Result) -> None:
+    """Low K on a resulted draw: oral KCl 40 mEq once, ordered and given after the result."""
+    if k.value >= 3.5:
+        return
+    t = k.time + 70 * MIN
+    if t >= stay.end - 30 * MIN:
+        return
+    order = meds.prescribe(sim, "potassium_chloride", t, stay.id, stay.attending, "inpatient", None)
+    meds.administer(sim, order, t + 20 * MIN, stay.id, sim.rng.choice(sim.pool["nurse"]))
+    order.effects = []  # detach first: the replacement persists after the single dose
+    meds.stop(order, t + 21 * MIN, "completed")
+    stay.orders.append(order)
+    stay.events.append(f"K {k.text} on {md(k.time)} -> {meds.sig_short('potassium_chloride')}")
 
 
 def glucose_checks(sim: Sim, stay: Stay) -> None:

@@ -114,7 +114,7 @@ def hp(sim: Sim, stay: Stay, found: list[str], t: datetime) -> str:
     body = [
         header(sim, "Admission history and physical", t, stay.attending, PLACE),
         f"CC: {acute['complaint']}.",
-        f"HPI: {intro(sim, stay.t0)} who presents with {acute['complaint']} x {stay.onset_days} days. "
+        f"HPI: {intro(sim, stay.t0)} who presents c/o {acute['complaint']} x {stay.onset_days} days. "
         f"In the ED {sim.person.he} was {'febrile' if v['temp'].value >= 38 else 'afebrile'}, HR {v['hr'].text}, "
         f"SpO2 {v['spo2'].text}% on {v['o2'].text}. Denies recent travel or sick contacts.",
         f"PMH: {problems(sim, stay.t0)}.",
@@ -214,7 +214,8 @@ def discharge_summary(sim: Sim, stay: Stay, signed: datetime) -> str:
     title = "Death summary" if died else "Discharge summary"
     body = [
         header(sim, title, signed, stay.attending, PLACE),
-        f"Admit: {md(stay.t0)} {hm(stay.t0)}    Discharge: {md(end)} {hm(end)}    LOS: {los} days",
+        f"Admit: {md(stay.t0)} {hm(stay.t0)}    {'Expired' if died else 'Discharge'}: {md(end)} {hm(end)}    "
+        f"LOS: {los} days",
         f"Principal dx: {acute['text']}",
         "Secondary dx: " + ("; ".join(dict.fromkeys(secondary)) or "none"),
         f"Disposition: {cat.clinical()['dispositions'][stay.disposition]}",

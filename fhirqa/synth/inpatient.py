@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from . import catalog as cat
 from . import clinical, hospital_notes, meds, notes, observe
-from .clock import DAY, at
+from .clock import DAY, at, md
 from .hospital import (
     MIN,
     Stay,
@@ -16,6 +16,7 @@ from .hospital import (
     inpatient_orders,
     mar,
     prn,
+    replete_potassium,
     special_labs,
     vanco_trough,
 )
@@ -169,11 +170,12 @@ def run_stay(sim: Sim, plan: Plan) -> None:
     for key in acute.get("procedures", []):
         if key == "echo":
             clinical.procedure(
-                sim, "echo", at(t0 + DAY, 11), stay.id, sim.rng.choice(sim.pool["radiologist"]), principal.id
+                sim, "echo", at(t0 + DAY, 11), stay.id, sim.rng.choice(sim.pool["cardiologist"]), principal.id
             )
     clinical.procedure(sim, "med_rec", t0 + 100 * MIN, stay.id, attending)
     found = _complications(sim, stay, labs, t0 + 25 * MIN)
     inpatient_orders(sim, stay, t0 + 90 * MIN, principal.id)
+    replete_potassium(sim, stay, labs["potassium"])
     enc["diagnosis"] = [
         {
             "condition": ref(c.id),
@@ -210,17 +212,17 @@ def run_stay(sim: Sim, plan: Plan) -> None:
                 + (["bnp"] if reason == "chf_exacerbation" and hd == 3 else [])
             )
             stay.labs.append(draw(sim, am, stay.id, keys))
-        if hd == 2:
-            vanco_trough(sim, stay, day)
+            replete_potassium(sim, stay, stay.labs[-1]["potassium"])
         if reason == "pneumonia" and hd == 3:
-            vanc = next((o for o in stay.orders if o.drug == "vancomycin" and o.active_at(at(day, 10))), None)
+            # MRSA coverage is stopped once nares PCR and cultures are negative, before any trough.
+            vanc = next((o for o in stay.orders if o.drug == "vancomycin" and o.active_at(at(day, 7))), None)
             if vanc is not None:
                 meds.stop(
-                    vanc, at(day, 10), "stopped", "De-escalated: MRSA nares PCR and blood cultures negative"
+                    vanc, at(day, 7), "stopped", "De-escalated: MRSA nares PCR and blood cultures negative"
                 )
-                stay.events.append(
-                    f"Vancomycin discontinued {day.month}/{day.day} (MRSA nares negative, blood cx NGTD)"
-                )
+                stay.events.append(f"Vancomycin discontinued {md(day)} (MRSA nares negative, blood cx NGTD)")
+        if hd == 3:  # trough at steady state, before the 4th-5th dose
+            vanco_trough(sim, stay, day)
         note_t = at(day, 10, 30) + MIN * sim.rng.randint(0, 60)
         if note_t < end - 90 * MIN:
             text = hospital_notes.progress(sim, stay, hd, note_t)

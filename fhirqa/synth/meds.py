@@ -40,6 +40,8 @@ def sig_short(key: str, dose: float | None = None, timing: tuple[int, float, str
         how = "AC"
     if d.get("prn"):
         how += " PRN"
+    if d.get("count") == 1:
+        how = "x1"
     amount = f"{value:,.0f}" if value >= 1000 else f"{value:g}"
     return f"{d['name']} {amount} {d['dose'][2]} {cat.routes()[d['route']]['abbr']} {how}"
 
@@ -106,6 +108,8 @@ def dosage(key: str, dose: float, timing: tuple[int, float, str], text: str) -> 
     """R4 Dosage with timing.repeat, route and doseAndRate.doseQuantity."""
     d = drug(key)
     repeat: dict[str, Any] = {"frequency": timing[0], "period": timing[1], "periodUnit": timing[2]}
+    if d.get("count"):
+        repeat = {"count": d["count"], **repeat}
     if d.get("when"):
         repeat["when"] = d["when"]
     out: dict[str, Any] = {"sequence": 1, "text": text, "timing": {"repeat": repeat}}

@@ -66,6 +66,7 @@ def build_patient(patient_seed: int, pool: dict[str, Any], now_utc: datetime) ->
         chronic_keys=list(tl.chronic),
         mg_variant=rng.randint(0, 1),
         onsets=dict(tl.chronic),
+        pending_dx=set(tl.new_dx),
     )
     patient = people.patient_resource(who, facts, pcp, pool["clinic"])
     chart.add(patient)

@@ -14,7 +14,16 @@ from .sim import Person
 
 V2_0203 = "http://terminology.hl7.org/CodeSystem/v2-0203"
 MARITAL = "http://terminology.hl7.org/CodeSystem/v3-MaritalStatus"
-ROLES = {"pcp": 4, "hospitalist": 4, "ed": 3, "radiologist": 2, "nurse": 6, "pharmacist": 2}
+ROLES = {
+    "pcp": 4,
+    "hospitalist": 4,
+    "ed": 3,
+    "radiologist": 2,
+    "nurse": 6,
+    "pharmacist": 2,
+    "gastroenterologist": 1,
+    "cardiologist": 1,
+}
 QUALIFICATION = {
     "nurse": ("RN", "Registered Nurse"),
     "pharmacist": ("PharmD", "Doctor of Pharmacy"),

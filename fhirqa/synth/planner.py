@@ -117,7 +117,8 @@ def plan_timeline(rng: random.Random, who: Person, now: datetime) -> Timeline:
 
     plans: list[Plan] = []
     # Hospital admissions: more likely with more chronic disease.
-    p_admit = min(0.22 + 0.1 * len(chronic_keys) + (0.15 if age >= 70 else 0.0), 0.8)
+    # The cohort is drawn from a hospital-affiliated practice, so most records include a stay.
+    p_admit = min(0.45 + 0.1 * len(chronic_keys) + (0.1 if age >= 65 else 0.0), 0.9)
     inpatient_reasons = [
         k for k in cat.settings()["inpatient"] if cat.acute()[k].get("requires") in (None, *chronic_keys)
     ]
@@ -134,7 +135,7 @@ def plan_timeline(rng: random.Random, who: Person, now: datetime) -> Timeline:
                 los=rng.randint(lo, hi),
             )
         )
-    for _ in range(rng.choices([0, 1, 2], weights=[0.55, 0.33, 0.12])[0]):
+    for _ in range(rng.choices([0, 1, 2], weights=[0.35, 0.45, 0.2])[0]):
         reason = _pick(
             rng, [k for k in cat.settings()["emergency"] if k != "uti" or who.gender == "female"], age
         )
@@ -183,7 +184,7 @@ def plan_timeline(rng: random.Random, who: Person, now: datetime) -> Timeline:
         first = _clinic_time(rng, start)
         plans.insert(0, Plan("wellness", first))
         plans = _drop_overlaps(plans)
-    plans[0].kind = "wellness"  # the first encounter establishes care and the problem list
+    plans = _relabel(plans)
 
     # New diagnoses are made at a clinic visit with enough follow-up left to show a trend.
     clinic = [p for p in plans if p.kind in ("wellness", "followup") and not p.after_discharge]
@@ -210,6 +211,32 @@ def plan_timeline(rng: random.Random, who: Person, now: datetime) -> Timeline:
     )
 
 
+def _relabel(plans: list[Plan]) -> list[Plan]:
+    """Space routine visits at least 45 days apart and make roughly yearly ones wellness exams.
+
+    The first encounter is always a wellness visit: it establishes care and the problem list.
+    """
+    out: list[Plan] = []
+    last_routine: datetime | None = None
+    last_wellness: datetime | None = None
+    for p in plans:
+        routine = p.kind in ("wellness", "followup") and not p.after_discharge
+        if routine and out and last_routine is not None and (p.time - last_routine).days < 45:
+            continue
+        if not out:
+            p.kind = "wellness"
+        elif routine:
+            p.kind = (
+                "wellness" if last_wellness is None or (p.time - last_wellness).days >= 330 else "followup"
+            )
+        if p.kind == "wellness":
+            last_wellness = p.time
+        if routine or not out:
+            last_routine = p.time
+        out.append(p)
+    return out
+
+
 def _drop_overlaps(plans: list[Plan]) -> list[Plan]:
     """Keep plans in time order, dropping any that start during or right after a previous one."""
     out: list[Plan] = []
@@ -227,7 +254,7 @@ def _drop_overlaps(plans: list[Plan]) -> list[Plan]:
 
 def _death(rng: random.Random, age: int, n_chronic: int, plans: list[Plan], now: datetime) -> datetime | None:
     """Decide whether (and when) the patient dies; in-hospital deaths end the last admission."""
-    p = 0.02 + 0.02 * n_chronic + (0.12 if age >= 75 else 0.0)
+    p = 0.03 + 0.03 * n_chronic + (0.15 if age >= 75 else 0.0)
     if rng.random() >= p:
         return None
     admissions = [i for i, pl in enumerate(plans) if pl.kind == "inpatient"]

@@ -166,6 +166,7 @@ class Sim:
     vaccines: dict[str, list[datetime]] = field(default_factory=dict)
     last_stay: str | None = None
     otc: list[str] = field(default_factory=list)
+    pending_dx: set[str] = field(default_factory=set)
     onsets: dict[str, datetime] = field(default_factory=dict)
 
     @property
