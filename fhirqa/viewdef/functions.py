@@ -387,6 +387,8 @@ def _join(compiler: Compiler, args: tuple, hint: str | None) -> Inv:
 
     def join(inp: list, focus: list, env: Env) -> list:
         sep = single(sep_fn(focus, env), "join() separator") or ""
+        if type(sep) is not str:
+            raise FHIRPathError("join() separator must be a string")
         return [sep.join(s for s in map(to_string, inp) if s is not None)]
 
     return join

@@ -194,9 +194,9 @@ def tokenize(text: str) -> list[Token]:
                 raise FHIRPathSyntaxError("expected $this, $index or $total", text, i)
             tokens.append(Token("var", m.group(), i))
             i = m.end()
-        elif ch.isdigit():
+        elif "0" <= ch <= "9":  # not str.isdigit(): that accepts '²' and other non-ASCII digits
             m = _NUMBER_RE.match(text, i)
-            assert m is not None  # a digit always matches
+            assert m is not None  # an ASCII digit always matches
             tokens.append(Token("number", m.group(), i))
             i = m.end()
         elif ch.isalpha() or ch == "_":

@@ -1,0 +1,132 @@
+"""Property tests: the compiled FHIRPath agrees with a naive reference, and never crashes oddly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fhirqa.viewdef import ViewDefinitionError, compile_fhirpath, compile_view
+from fhirqa.viewdef.parser import parse
+from fhirqa.viewdef.values import arithmetic, compare
+
+# Element names that are plain (not FHIRPath keywords, not choice-type bases, lower-case).
+KEYS = st.sampled_from(["a", "b", "c", "item", "code", "node"])
+LEAVES = st.one_of(st.text(max_size=3), st.integers(-5, 5), st.booleans(), st.none())
+
+
+def json_trees(depth: int = 3) -> st.SearchStrategy[Any]:
+    return st.recursive(
+        LEAVES,
+        lambda children: st.one_of(
+            st.dictionaries(KEYS, children, max_size=4),
+            st.lists(children, max_size=3),
+        ),
+        max_leaves=20,
+    )
+
+
+ROOTS = st.dictionaries(KEYS, json_trees(), max_size=4)
+
+
+def naive_path(root: dict, steps: list[tuple[str, Any]]) -> list:
+    """Reference semantics written the obvious way: collections all the way down."""
+    coll: list = [root]
+    for kind, arg in steps:
+        if kind == "member":
+            out: list = []
+            for item in coll:
+                if isinstance(item, dict) and arg in item:
+                    v = item[arg]
+                    out.extend(v if isinstance(v, list) else [v])
+            coll = [v for v in out if v is not None]
+        elif kind == "first":
+            coll = coll[:1]
+        else:
+            coll = coll[arg : arg + 1]
+    return coll
+
+
+STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("member"), KEYS),
+        st.tuples(st.just("first"), st.none()),
+        st.tuples(st.just("index"), st.integers(0, 3)),
+    ),
+    min_size=1,
+    max_size=5,
+).filter(lambda steps: steps[0][0] == "member")
+
+
+def render(steps: list[tuple[str, Any]]) -> str:
+    text = ""
+    for kind, arg in steps:
+        if kind == "member":
+            text += ("." if text else "") + arg
+        elif kind == "first":
+            text += ".first()"
+        else:
+            text += f"[{arg}]"
+    return text
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(root=ROOTS, steps=STEPS)
+def test_path_extraction_matches_a_naive_walk(root: dict, steps: list) -> None:
+    assert compile_fhirpath(render(steps)).evaluate(root) == naive_path(root, steps)
+
+
+@settings(max_examples=200)
+@given(root=ROOTS, steps=STEPS)
+def test_exists_and_count_agree_with_the_path(root: dict, steps: list) -> None:
+    expected = naive_path(root, steps)
+    assert compile_fhirpath(render(steps) + ".exists()").evaluate(root) == [bool(expected)]
+    assert compile_fhirpath(render(steps) + ".count()").evaluate(root) == [len(expected)]
+
+
+FHIRPATH_ALPHABET = st.sampled_from(
+    list("abcnmeu .()[]'`%$@,+-*/&|=~<>!{}0123456789T:Z")
+    + ["where", "first()", "exists", "and", "or", "div", "is", "as", "ofType(", "$this", "%rowIndex", "true", "'x'"]
+)
+
+
+@settings(max_examples=500)
+@given(st.one_of(st.text(max_size=30), st.lists(FHIRPATH_ALPHABET, max_size=15).map("".join)))
+def test_parser_raises_only_its_own_errors(text: str) -> None:
+    try:
+        parse(text)
+    except ViewDefinitionError:
+        pass
+
+
+@settings(max_examples=300)
+@given(st.lists(FHIRPATH_ALPHABET, min_size=1, max_size=12).map("".join), ROOTS)
+def test_compiled_views_raise_only_view_definition_errors(text: str, root: dict) -> None:
+    """Whatever the expression and data, callers only ever see ViewDefinitionError."""
+    resource = {"resourceType": "Patient", "id": "x", **root}
+    try:
+        view = compile_view({"resource": "Patient", "select": [{"column": [{"name": "c", "path": text, "collection": True}]}]})
+        view.rows(resource)
+    except ViewDefinitionError:
+        pass
+
+
+@given(st.integers(-10**6, 10**6), st.integers(-10**6, 10**6))
+def test_integer_arithmetic_round_trips(a: int, b: int) -> None:
+    assert arithmetic("-", arithmetic("+", a, b), b) == a
+    assert compare(a, b) == -compare(b, a)  # type: ignore[operator]
+
+
+@given(st.decimals(-1000, 1000, places=2, allow_nan=False), st.decimals(-1000, 1000, places=2, allow_nan=False))
+def test_decimal_addition_is_exact_at_two_places(a: Any, b: Any) -> None:
+    assert arithmetic("+", float(a), float(b)) == float(a + b)
+
+
+@given(st.lists(st.dictionaries(st.just("family"), st.text(max_size=3), max_size=1), max_size=4))
+def test_for_each_row_counts(names: list[dict]) -> None:
+    patient = {"resourceType": "Patient", "id": "p", "name": names}
+    each = compile_view({"resource": "Patient", "select": [{"forEach": "name", "column": [{"name": "f", "path": "family"}]}]})
+    or_null = compile_view({"resource": "Patient", "select": [{"forEachOrNull": "name", "column": [{"name": "f", "path": "family"}]}]})
+    assert len(each.rows(patient)) == len(names)
+    assert len(or_null.rows(patient)) == max(1, len(names))
