@@ -56,7 +56,9 @@ class Embedder:
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             vectors = np.asarray(
-                self._model.encode(missing, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False),
+                self._model.encode(
+                    missing, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+                ),
                 dtype=np.float32,
             )
             with self._lock:
@@ -70,7 +72,10 @@ class Embedder:
     @property
     def dimension(self) -> int:
         """Length of the vectors."""
-        getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        getter = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
         return int(getter())
 
 

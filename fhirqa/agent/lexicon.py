@@ -136,7 +136,10 @@ class Lexicon:
             codes = (group["code"], *group.get("related_codes", []))
             for alias in [group["name"], *group["aliases"]]:
                 self._encounter.setdefault(normalize(alias), group["code"])
-                self._add(alias, self._expansion(group["name"], codes, "encounters", alias, {"class": group["code"]}))
+                self._add(
+                    alias,
+                    self._expansion(group["name"], codes, "encounters", alias, {"class": group["code"]}),
+                )
         for kind in self.data["encounters"].get("types", []):
             for alias in [kind["term"], *kind["aliases"]]:
                 self._encounter.setdefault(normalize(alias), kind["class"])
@@ -144,7 +147,9 @@ class Lexicon:
                 self._add(alias, self._expansion(kind["term"], (kind["class"],), "encounters", alias, detail))
 
     @staticmethod
-    def _expansion(term: str, codes: tuple[str, ...], source: str, alias: str, detail: dict[str, Any]) -> Expansion:
+    def _expansion(
+        term: str, codes: tuple[str, ...], source: str, alias: str, detail: dict[str, Any]
+    ) -> Expansion:
         return Expansion(term, codes, source, normalize(alias), VIEWS[source], SYSTEMS[source], detail)
 
     # --- queries -------------------------------------------------------------------------------------
@@ -173,8 +178,14 @@ class Lexicon:
             for member in members:
                 if member in named:
                     continue
-                codes = next((e.codes for e in self._index.get(normalize(member), []) if e.source == "drugs"), ())
-                out.append(Expansion(member, codes, "drug_class", key, "medication", SYSTEMS["drug_class"], {"class": name}))
+                codes = next(
+                    (e.codes for e in self._index.get(normalize(member), []) if e.source == "drugs"), ()
+                )
+                out.append(
+                    Expansion(
+                        member, codes, "drug_class", key, "medication", SYSTEMS["drug_class"], {"class": name}
+                    )
+                )
         return out
 
     def _scan(self, phrase: str) -> list[str]:
@@ -186,7 +197,9 @@ class Lexicon:
         while i < len(norm):
             for width in range(min(MAX_WORDS, len(norm) - i), 0, -1):
                 key = " ".join(norm[i : i + width])
-                if (key in self._index or key in self._classes) and self._allowed(key, " ".join(raw[i : i + width])):
+                if (key in self._index or key in self._classes) and self._allowed(
+                    key, " ".join(raw[i : i + width])
+                ):
                     keys.append(key)
                     i += width
                     break

@@ -219,7 +219,9 @@ class BM25:
 class SkillIndex:
     """Ranks skills for a question: embeddings blended with BM25, or BM25 alone."""
 
-    def __init__(self, skills: list[Skill], embedder: Embedder | None = None, use_embeddings: bool = True) -> None:
+    def __init__(
+        self, skills: list[Skill], embedder: Embedder | None = None, use_embeddings: bool = True
+    ) -> None:
         self.skills = list(skills)
         self._embedder = embedder
         self._use_embeddings = use_embeddings
@@ -250,12 +252,17 @@ class SkillIndex:
         if embedder is None:
             scores = lexical
         else:
-            vectors = embedder.encode([s.retrieval_text() for s in self.skills])  # cached after the first call
+            vectors = embedder.encode(
+                [s.retrieval_text() for s in self.skills]
+            )  # cached after the first call
             query = embedder.encode([question])[0]
             cosine = [float(x) for x in vectors @ query]
             low, high = min(cosine), max(cosine)
             scaled = [(c - low) / (high - low) if high > low else 0.0 for c in cosine]
-            scores = [EMBEDDING_WEIGHT * c + (1 - EMBEDDING_WEIGHT) * b for c, b in zip(scaled, lexical, strict=True)]
+            scores = [
+                EMBEDDING_WEIGHT * c + (1 - EMBEDDING_WEIGHT) * b
+                for c, b in zip(scaled, lexical, strict=True)
+            ]
         order = sorted(range(len(self.skills)), key=lambda i: (-scores[i], self.skills[i].name))
         return [(self.skills[i], scores[i]) for i in order[:k]]
 
