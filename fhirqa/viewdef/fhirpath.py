@@ -23,8 +23,9 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from . import operators
+from . import functions_text, operators  # noqa: F401 -- functions_text registers functions on import
 from .errors import FHIRPathError
+from .functions import compile_call
 from .parser import Binary, Call, ExtConst, Indexer, Invoke, Literal, Member, TypeOp, Unary, Var, parse
 from .values import CHOICE_SUFFIXES, choice_key, matches_type, normalize_type_name, reference_key
 
@@ -348,8 +349,6 @@ class Compiler:
         return False
 
     def _path(self, node: Any) -> Expr:
-        from .functions import compile_call  # functions import this module's helpers
-
         head, steps = self._flatten(node)
         head_fn = self.compile(head) if head is not None else None
         invs: list[Inv] = []

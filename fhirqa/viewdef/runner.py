@@ -82,8 +82,8 @@ class _Builder:
         ctype = spec.get("type")
         if ctype is not None and not isinstance(ctype, str):
             raise ViewDefinitionError(f"{where}: 'type' must be a string")
-        expr = self.expr(path, where)
-        return Column(name, ctype, collection, path, spec.get("description")), expr
+        expr = self.expr(path, where)  # rejects a non-string path
+        return Column(name, ctype, collection, str(path), spec.get("description")), expr
 
     def register(self, columns: list[Column], where: str) -> None:
         for col in columns:
@@ -214,7 +214,7 @@ def _body(extractors: list[tuple[Expr, Column]], children: list[Gen]) -> Gen:
     ex = tuple((expr, col.collection, col) for expr, col in extractors)
 
     def own_row(focus: list, env: Env) -> tuple:
-        row = []
+        row: list[Any] = []
         for expr, collection, col in ex:
             values = expr(focus, env)
             if collection:

@@ -67,7 +67,7 @@ def matches_type(value: Any, type_name: str) -> bool:
     if type(value) is str:
         if t in ("date", "dateTime", "instant"):
             m = _DATE_RE.match(value)
-            return bool(m) and (t == "date") == (m.group(4) is None)
+            return m is not None and (t == "date") == (m.group(4) is None)
         if t == "time":
             return bool(_TIME_RE.match(value))
         return t in _STRINGY
