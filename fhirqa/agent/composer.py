@@ -41,9 +41,13 @@ def compose(
     system: str,
     user: str,
     tools: list[dict[str, Any]],
-    max_rounds: int = MAX_ROUNDS,
+    max_rounds: int | None = None,
 ) -> CompositionResult:
-    """Run the plan → execute → check loop until the backend calls final_answer or rounds run out."""
+    """Run the plan → execute → check loop until the backend calls final_answer or rounds run out.
+
+    A backend may set ``max_rounds`` (the offline one tries several spellings and views in turn).
+    """
+    max_rounds = max_rounds or getattr(backend, "max_rounds", MAX_ROUNDS)
     messages = [Message("system", system), Message("user", user)]
     out = CompositionResult(final=None)
     for round_number in range(1, max_rounds + 1):

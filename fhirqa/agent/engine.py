@@ -92,7 +92,8 @@ def ask(
         codes_of=functools.cache(lambda view: codes_by_item(rows, view)),
         children_of=functools.cache(lambda view: components_by_panel(rows, view)),
     )
-    ctx = ToolContext(patient_id=patient_id, now=moment, data=rows, resolve=resolver)
+    ctx = ToolContext(patient_id=patient_id, now=moment, data=rows, resolve=resolver,
+                      directory=None if patient_id is not None else _directory(store))
 
     routing = planner.route(model, question, moment)
     fields = {view: specialists.fields_for(view, question) for view in routing.views}
@@ -126,6 +127,17 @@ def ask(
         },
     )
     return _finish(answer, started)
+
+
+def _directory(store: Store) -> Any:
+    """Every patient's demographics, read on first use (only for questions without a patient)."""
+
+    @functools.cache
+    def load() -> list[dict[str, Any]]:
+        return store.query("SELECT patient_id, name, name_raw, given, family, birth_date, gender FROM patient",
+                           con=shared_connection(store).cursor(), limit=1_000_000).records()
+
+    return load
 
 
 def _patient_label(rows: AsOf, patient_id: str | None) -> str:

@@ -72,6 +72,8 @@ class ToolContext:
     evidence: dict[tuple[str, str], Evidence] = field(default_factory=dict)
     calls: list[dict[str, Any]] = field(default_factory=list)
     answer: dict[str, Any] | None = None  # set by final_answer
+    # All patients' demographics, for find_patient; None whenever the question is about one patient.
+    directory: Callable[[], list[dict[str, Any]]] | None = None
 
     def add(self, records: RecordSet) -> str:
         """Store a record set and return its new handle."""

@@ -26,7 +26,7 @@ from fhirqa.agent.tools.common import (
 from fhirqa.agent.tools.dates import UNITS, shift
 
 ORDERING = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
-OPS = (*ORDERING, "==", "!=", "contains")
+OPS = (*ORDERING, "==", "!=", "contains", "exists")
 
 
 def filter_by_date(ctx: ToolContext, records: str, start: str | None = None, end: str | None = None,
@@ -163,11 +163,14 @@ def _time_predicate(op: str, value: str) -> Callable[[Any], bool | None]:
     return check
 
 
-def filter_by_value(ctx: ToolContext, records: str, op: str, value: Any, field: str | None = None) -> dict[str, Any]:
-    """Rows whose ``field`` (default: the view's value) satisfies ``op value``."""
+def filter_by_value(ctx: ToolContext, records: str, op: str, value: Any = None,
+                    field: str | None = None) -> dict[str, Any]:
+    """Rows whose ``field`` (default: the view's value) satisfies ``op value``; ``exists`` keeps rows that have it."""
     rs = ctx.records(records)
     if op not in OPS:
         raise ToolError(f"unknown op {op!r}; use one of: {' '.join(OPS)}")
+    if value is None and op != "exists":
+        raise ToolError(f"op {op!r} needs a value (only 'exists' takes none)")
     if op == "contains" and field is None:
         # Substring search reads the text value (observation value_string, note text), else the item name.
         fields = {v: info(v).text_value_field or info(v).name_field for v in views_of(rs)}
@@ -175,7 +178,7 @@ def filter_by_value(ctx: ToolContext, records: str, op: str, value: Any, field: 
         fields = {v: check_field(rs, field) for v in views_of(rs)}
     else:
         fields = field_map(rs, None, "value")
-    test = _predicate(op, value)
+    test = (lambda cell: True) if op == "exists" else _predicate(op, value)
     kept: list[dict[str, Any]] = []
     missing = mismatched = 0
     for row in rs.rows:

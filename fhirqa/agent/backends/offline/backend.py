@@ -45,6 +45,7 @@ class OfflineBackend:
     """Deterministic tool-calling policy over a parsed question."""
 
     name = "offline"
+    max_rounds = 60  # deterministic and finite: the bound only guards against a plan bug
 
     def __init__(self, **config: Any) -> None:
         self.config = config

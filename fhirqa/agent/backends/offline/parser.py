@@ -26,6 +26,7 @@ _VIEW_CUES: list[tuple[str, str]] = [
     ("note", r"\bnotes?\b|\bdocumented\b|\bmentioned\b|\bcharted\b"),
     ("observation", r"\blabs?\b|\bmeasur\w*|\btested\b|\bchecked\b|\breadings?\b|\bvitals?\b|\blevels?\b|\bvalues?\b|\bresults?\b|\bscores?\b"),
 ]
+_VIEW_CUES_BY_NAME = dict(_VIEW_CUES)
 DEFAULT_VIEW_ORDER = ["observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy"]
 
 _OPS = [
@@ -59,6 +60,8 @@ _STOP = set(
     visit visits encounter encounters admission admissions procedure procedures vaccine vaccines immunization
     immunizations shot shots performed underwent undergone started start starting began begin initiated put
     daily dose doses dosage per each a day/ mg done had having been new kind type types was
+    healthcare health-care medical orders order ordered written file on-file documented any kind sort
+    still anymore presently present also again ago last-known known
     """.split()
 )
 
@@ -145,10 +148,12 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     drug_match = re.search(
         r"\b(?:after|since|following|post)\s+(?:(?:she|he|they|i|the patient|pt)\s+(?:was\s+|were\s+)?(?:started|began|begun|initiated|put)\s+(?:on\s+|taking\s+)?|"
         r"(?:starting|beginning|initiating|initiation of|the start of|start of|being (?:started|put) on|going on|taking)\s+)"
-        r"(?P<drug>[a-z0-9][a-z0-9 /\-]*?)(?=\s+(?:was|were|in|on|during|over|within)\b|$)",
+        r"(?:(?:a|an|the|my|his|her|their)\s+)?(?P<drug>[a-z0-9][a-z0-9 /\-]*?)(?:\s+(?:therapy|treatment|prescription|order|use))?"
+        r"(?=\s+(?:was|were|in|on|during|over|within)\b|$)",
         rest,
     ) or re.search(
-        r"\b(?:after|since|following)\s+(?P<drug>[a-z0-9][a-z0-9 /\-]*?)\s+(?:was|were)\s+(?:started|prescribed|initiated|begun|ordered)\b",
+        r"\b(?:after|since|following)\s+(?:(?:a|an|the|my|his|her|their)\s+)?(?:first\s+)?(?P<drug>[a-z0-9][a-z0-9 /\-]*?)\s+"
+        r"(?:(?:therapy|treatment|use)\s+)?(?:(?:was|were)\s+(?:started|prescribed|initiated|begun|ordered)|prescription|order|start)\b",
         rest,
     )
     if drug_match:
@@ -167,6 +172,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         rest = rest[: span[0]] + " " + rest[span[1] :]
 
     _classify(pq, rest, now)
+    if pq.encounter_class is None and re.search(_VIEW_CUES_BY_NAME["encounter"], rest):
+        pq.encounter_class = _encounter_class(rest)
     pq.views = _view_order(rest, pq)
     pq.entity = _entity(rest, pq)
     return pq
@@ -190,16 +197,25 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     if pq.intent == "after_drug":
         return
 
-    if re.search(r"\bhow old\b|\bage\b|\byears old\b", text) and not re.search(r"\bage of onset\b", text):
-        pq.intent = "age"
+    if re.search(r"\bhow old\b|\bage\b|\byears old\b", text):
+        # "how old was she when diagnosed with X", "age at X diagnosis": the age at an event
+        at_event = re.search(r"\b(?:when|at (?:the time of|her|his|their|the)?|at)\b.*\b(?:diagnos\w*|had|got|started|began|underw\w*|received|was given)\b|"
+                             r"\bage (?:at|of)\b(?! death)|\bat what age\b", text)
+        pq.intent = "age_at" if at_event else "age"
+        pq.position = "first"
         return
     demographic = _demographic(text)
     if demographic:
         pq.intent, pq.demographic = "demographic", demographic
+        if demographic == "deceased" and re.match(r"^(?:is|was|has|did|does)\b", text):
+            pq.demographic = "is_deceased"
         return
     if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|\bin a day\b", text) \
             and not re.search(r"\bhow many times a day\b", text):
         pq.intent = "daily_dose"
+        return
+    if re.search(r"\bby how much\b|\bhow much did\b|\bnet change\b|\bchange in\b", text):
+        pq.intent = "change"
         return
     if re.search(r"\btrend\w*\b|\bimprov\w*\b|\bworsen\w*\b|\bgetting (?:better|worse)\b|\bgoing (?:up|down)\b|\btrajectory\b|"
                  r"\b(?:rising|falling)\b|\bincreasing or decreasing\b|\bup or down\b|\bstable\b", text):
@@ -208,6 +224,12 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     if re.search(r"\bchang\w*\b|\bdifference\b|\bdiffer\b|\bdelta\b|\bhow much (?:did|has|have|had)\b.*\b(?:go|gone|went|rise|rose|risen|fall|fell|fallen|drop|dropped|increase|increased|decrease|decreased|improve|improved)\b", text):
         pq.intent = "change"
         return
+    duration = re.search(r"\bhow long (?:has|have|had|did)\b|\bhow many (days|weeks|months|years) (?:has|have|had|did)\b.*\b(?:had|been|suffered|lived|taken|taking|on)\b|"
+                         r"\bfor how (?:long|many (days|weeks|months|years))\b", text)
+    if duration:
+        pq.intent, pq.position = "time_since", "first"
+        pq.time_unit = duration.group(1) or duration.group(2) or "years"
+        return
     since = re.search(r"\bhow long (?:ago|since|has it been)\b|\bhow many (days|weeks|months|years) (?:since|ago|has it been|have passed|elapsed)\b|"
                       r"\b(?:time|days|weeks|months|years) since\b|\bhow (?:many (days|weeks|months|years) )?ago\b", text)
     if since:
@@ -215,8 +237,23 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         unit = since.group(1) or since.group(2) or re.search(r"\b(days|weeks|months|years)\b", text) and re.search(r"\b(days|weeks|months|years)\b", text).group(1)  # type: ignore[union-attr]
         pq.time_unit = unit or "days"
         return
-    if re.search(r"^(?:when|on what (?:date|day)|what (?:date|day)|which (?:date|day))\b|\bwhen (?:was|were|did|is|has|had)\b|\bdate (?:of|when)\b|\bwhat time\b", text):
+    if re.search(r"^(?:when|on what (?:date|day)|what (?:date|day)|which (?:date|day))\b|\bwhen (?:was|were|did|is|has|had)\b|\bwhat time\b|"
+                 r"(?<!to )\bdates?\b(?! (?:of birth|range))", text):
         pq.intent = "time_of"
+        return
+    yes_no = re.match(r"^(?:is|are|was|were|does|do|did|has|have|am)\b", text)
+    if yes_no and re.search(r"\bstill\b|\bcurrently\b|\bcurrent\b|\bactive\b|\bright now\b|\banymore\b|\bat present\b|\bpresently\b", text):
+        pq.intent = "active_check"
+        med = re.search(r"\btaking\b|\bon\b|\bmedications?\b|\bmeds?\b|\bprescri\w*|\bdrugs?\b", text)
+        pq.list_kind = "medication" if med else ("allergy" if re.search(r"\ballerg", text) else "condition")
+        if pq.window and pq.window.start is not None and pq.window.end is not None:
+            pq.at_time, pq.window = pq.window.end, None
+        return
+    if re.search(r"\bproblem list\b|\bproblems? list\b", text):
+        _active_list(pq, "condition")
+        return
+    if re.search(r"\bmed(?:ication)?s? list\b|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b", text):
+        _active_list(pq, "medication")
         return
     active = re.search(r"\b(?:active|current|ongoing|present)\s+(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions?|allergies|drugs)\b|"
                        r"\b(?:what|which|list)\b.*\b(conditions?|problems?|diagnos[ie]s|medications?|meds|drugs|allergies)\b.*\b(?:active|currently|taking|on|have|has|had)\b", text)
@@ -248,9 +285,16 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     pq.intent = "value"
 
 
+def _active_list(pq: ParsedQuestion, kind: str) -> None:
+    pq.intent, pq.list_kind = "active_list", kind
+    if pq.window and pq.window.end is not None and pq.window.start is not None:
+        pq.at_time = pq.window.end
+    pq.window = None
+
+
 def _aggregate(text: str) -> str | None:
     for op, pattern in (
-        ("mean", r"\baverage\b|\bmean\b|\bavg\b|\btypical\b"),
+        ("mean", r"\baverag\w*|\bmean\b|\bavg\b|\btypical\b"),
         ("median", r"\bmedian\b"),
         ("max", r"\bhighest\b|\bmaximum\b|\bmax\b|\bpeak\b|\blargest\b|\bgreatest\b|\btop\b|\bworst\b"),
         ("min", r"\blowest\b|\bminimum\b|\bmin\b|\bnadir\b|\bsmallest\b|\bleast\b"),
@@ -298,28 +342,41 @@ def _view_order(text: str, pq: ParsedQuestion) -> list[str]:
 
 def _entity(text: str, pq: ParsedQuestion) -> str:
     text = re.sub(_PERSPECTIVE, " ", text)
+    text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
     text = re.sub(r"\b\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b", " ", text) if pq.intent != "value" else text
     words = [w.strip(".,;:'\"()") for w in text.split()]
     kept = [w for w in words if w and w not in _STOP and not re.fullmatch(r"[\d.]+", w)]
-    if pq.intent == "count" and pq.encounter_class:
-        kept = [w for w in kept if not re.fullmatch(r"inpatient|emergency|er|ed|ambulatory|outpatient|office|clinic|"
-                                                     r"hospitali[sz]\w*|admitted|stays?|wellness|virtual|urgent", w)]
+    if pq.encounter_class:
+        kept = [w for w in kept if not re.fullmatch(r"inpatient|emergency|er|ed|ambulatory|outpatient|office|clinic|department|"
+                                                     r"hospitali[sz]\w*|hospital|admitted|stays?|wellness|virtual|urgent|care|room", w)]
     return " ".join(kept)
 
 
 def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
-    """Patient lookup by name and birth date ("find the patient named Ana Diaz born 1970-03-02")."""
+    """Patient lookup by name and birth date ("patient id for Ana Díaz, born 1970-03-02")."""
     m = re.search(
-        r"\b(?:patient (?:id|identifier)|id of|which patient|find (?:the )?patient|look ?up|identify (?:the )?patient|patient named|record for)\b",
+        r"\b(?:patient (?:id|identifier)|id of|which patient|find (?:the )?patient|look ?up|identify (?:the )?patient|"
+        r"patient named|record (?:for|of)|(?:mrn|id) (?:for|of))\b|^find\b",
         text,
     )
     if not m:
         return False
-    name = re.search(r"\b(?:named|called|name is|for|of)\s+(?P<name>[a-z][a-z'\-]+(?:\s+[a-z][a-z'\-]+){0,3}?)(?=\s*(?:,|\(|born|dob|with|who|$))", text)
-    born = re.search(rf"\b(?:born(?: on)?|dob|date of birth|birth ?date)\s*(?:is |of |:)?\s*(?P<date>{DATE})", text)
     pq.intent = "lookup"
-    pq.lookup_name = name.group("name").strip() if name else None
+    born = re.search(rf"\b(?:born(?: on)?|dob|date of birth|birth ?date|d\.o\.b\.)\s*(?:is |of |:)?\s*(?P<date>{DATE})", text)
     if born:
         span = parse_date(born.group("date"))
         pq.lookup_birth = span.start.date().isoformat() if span else None
+    # The name is what the question capitalises (names keep their case), minus sentence-initial words.
+    original = pq.text
+    candidates = re.findall(r"(?:(?<=\s)|(?<=^)|(?<=\())([A-ZÀ-ÖØ-Þ][\w'\-]+(?:\s+(?:del|de|la|los|van|von|der|da|di|[A-ZÀ-ÖØ-Þ][\w'\-]+))*)", original)
+    skip = {"What", "Which", "Who", "Find", "Look", "Patient", "Please", "Is", "The", "Id", "ID", "DOB", "MRN", "Record", "Get", "Show"}
+    months = {"January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec"}
+    names = []
+    for candidate in candidates:
+        words = [w for w in candidate.split() if w not in skip and w not in months]
+        if words:
+            names.append(" ".join(words))
+    if names:
+        pq.lookup_name = max(names, key=len)
     return True

@@ -14,6 +14,7 @@ from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.catalog import UnknownView, view_info
+from fhirqa.agent.resolver import core_name
 
 Call = tuple[str, dict[str, Any]]
 Plan = Generator[Call, dict[str, Any], None]
@@ -128,15 +129,34 @@ class Scope:
     found: dict[str, Any]
 
 
+NUMERIC_INTENTS = {"value", "aggregate", "change", "trend", "threshold", "after_drug"}
+
+
+def encounter_records(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tuple[str, dict[str, Any]] | None]:
+    """Encounters of the question's class ("ER visits", "admissions"), or None when it names no class."""
+    if not pq.encounter_class or pq.entity:
+        return None
+    found = yield ("get_resources", {"view": "encounter"})
+    if not found.get("count"):
+        return None
+    by_class = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": pq.encounter_class, "field": "class_code"})
+    return ("encounter", by_class) if by_class.get("count") else None
+
+
 def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Scope | Call]:
     """Records for the entity within the window, or the final call that says why there are none."""
-    found = yield from find_records(pq)
+    found = (yield from encounter_records(pq)) or (yield from find_records(pq))
     if found is None:
         return _no_match(pq, what)
     view, result = found
     if result.get("ambiguous"):
         return _ambiguous(result, pq.entity)
     handle = result["handle"]
+    if pq.intent in NUMERIC_INTENTS and view == "observation":
+        # Only results with a number answer a numeric question (a panel row or a text result does not).
+        numeric = yield ("filter_by_value", {"records": handle, "op": "exists", "field": "value"})
+        if numeric.get("count"):
+            handle = numeric["handle"]
     filtered = yield from windowed(pq, handle)
     if filtered.get("count") == 0:
         return _empty_window(pq, what, filtered)
@@ -160,20 +180,33 @@ def plan_value(pq: ParsedQuestion) -> Plan:
         yield got
         return
     view, handle, found = got.view, got.handle, got.found
-    items = found.get("items") or [None]
+    groups = item_groups(found.get("items") or [])
     answers, parts, unit = [], [], None
     index = 0 if pq.position == "first" else -1
-    for item in items:
+    for group in groups or [[]]:
         h = handle
-        if item is not None and len(items) > 1:
-            sub = yield ("filter_by_value", {"records": handle, "op": "==", "value": item, "field": name_field(view)})
+        if len(groups) > 1:
+            # Several analytes (systolic and diastolic): one answer each; names of one analyte stay together.
+            sub = yield ("get_resources", {"view": view, "item": group[0]})
             h = sub["handle"]
+            filtered = yield from windowed(pq, h)
+            if filtered.get("count") == 0:
+                continue
+            h = filtered.get("handle") or h
         row = (yield ("get_by_index", {"records": h, "index": index}))["row"]
         value, unit = _row_value(view, row)
         answers.append(value)
-        parts.append(f"{row.get('name') or row.get('medication_name') or item}: {_with_unit(value, unit)} on {_day(row.get('time') or _row_time(row))}")
+        parts.append(f"{row.get(name_field(view)) or pq.entity}: {_with_unit(value, unit)} on {_day(_row_time(row))}")
     word = "first" if pq.position == "first" else "most recent"
     yield final(answers, f"The {word} {'; '.join(parts)}.", unit=unit if len(answers) == 1 else None)
+
+
+def item_groups(items: list[str]) -> list[list[str]]:
+    """Item names grouped by analyte: "Hematocrit … by Automated count" and "Hematocrit …" are one."""
+    groups: dict[str, list[str]] = {}
+    for item in items:
+        groups.setdefault(core_name(item), []).append(item)
+    return list(groups.values())
 
 
 def _row_time(row: dict[str, Any]) -> str | None:
@@ -218,7 +251,12 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
 
 def plan_count(pq: ParsedQuestion) -> Plan:
     """How many measurements / prescriptions / encounters (by class) / procedures."""
-    if pq.encounter_class or (not pq.entity and pq.views and pq.views[0] == "encounter"):
+    encounter_question = bool(pq.views) and pq.views[0] == "encounter"
+    if encounter_question and pq.entity:
+        typed = yield from find_records(pq, views=["encounter"])
+        if typed is None:
+            pq.entity = ""  # words like "healthcare" or "calendar" name no encounter type: count them all
+    if pq.encounter_class or (not pq.entity and encounter_question):
         found = yield ("get_resources", {"view": "encounter"})
         handle = found.get("handle")
         if handle and pq.encounter_class:
@@ -559,13 +597,17 @@ def plan_age(pq: ParsedQuestion) -> Plan:
 
 def plan_demographic(pq: ParsedQuestion) -> Plan:
     """Birth date, gender, name or death from the patient view."""
-    field = {"birth_date": "birth_date", "gender": "gender", "name": "name", "deceased": "deceased_time"}[pq.demographic or "name"]
+    field = {"birth_date": "birth_date", "gender": "gender", "name": "name", "deceased": "deceased_time",
+             "is_deceased": "deceased_time"}[pq.demographic or "name"]
     found = yield ("get_resources", {"view": "patient", "fields": ["name", field]})
     if not found.get("count"):
         yield final([], "The record has no Patient resource.", status="no-data")
         return
     value = (yield ("extract_field_value", {"records": found["handle"], "field": field}))["values"]
     values = [v["value"] if isinstance(v, dict) else v for v in value if (v["value"] if isinstance(v, dict) else v) is not None]
+    if pq.demographic == "is_deceased":
+        yield final([bool(values)], f"Yes: died on {_day(values[0])}." if values else "No death is recorded.")
+        return
     if pq.demographic == "deceased":
         yield final([values[0]] if values else [False], f"Died on {_day(values[0])}." if values else "No death is recorded.")
         return
@@ -575,9 +617,74 @@ def plan_demographic(pq: ParsedQuestion) -> Plan:
     yield final(values[:1], f"{field.replace('_', ' ').capitalize()}: {values[0]}.")
 
 
+def plan_age_at(pq: ParsedQuestion) -> Plan:
+    """Age (completed years) at the first (or last) time of an event: "age at diabetes diagnosis"."""
+    pq.entity = " ".join(w for w in pq.entity.split() if w not in ("age", "old", "years"))
+    got = yield from scoped(pq, f"{_entity_label(pq)} records")
+    if not isinstance(got, Scope):
+        yield got
+        return
+    row = (yield ("get_by_index", {"records": got.handle, "index": 0 if pq.position == "first" else -1}))["row"]
+    when = _row_time(row)
+    person = yield ("get_resources", {"view": "patient", "fields": ["name", "birth_date"]})
+    born = (yield ("get_by_index", {"records": person["handle"], "index": 0, "order_by": "birth_date"}))["row"]
+    age = yield ("calculate_time_offset", {"start": born["birth_date"], "end": when, "unit": "years"})
+    yield final([age["value"]], f"{age['value']} years old at {row.get(name_field(got.view)) or pq.entity} on {_day(when)} "
+                f"(born {born['birth_date']}).", unit="years")
+
+
+def plan_active_check(pq: ParsedQuestion) -> Plan:
+    """Yes/no: is this condition or medication active now (or at the asked date)?"""
+    view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
+    located = yield from find_records(pq, views=[view], kind="request")
+    if located is None:
+        yield final([False], f"No: the record has no {pq.entity} at all.")
+        return
+    _, found = located
+    if found.get("ambiguous"):
+        yield _ambiguous(found, pq.entity)
+        return
+    at = _iso(pq.at_time or pq.now)
+    if view == "medication":
+        active = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "active", "field": "status"})
+    else:
+        started = yield ("filter_by_date", {"records": found["handle"], "end": at, "field": "onset_time", "include_missing": True})
+        active = started
+        if started.get("count"):
+            active = yield ("filter_by_date", {"records": started["handle"], "start": at, "field": "abatement_time", "include_missing": True})
+    if active.get("count"):
+        row = (yield ("get_by_index", {"records": active["handle"], "index": -1}))["row"]
+        yield final([True], f"Yes: {row.get(name_field(view))} is active (since {_day(_row_time(row))}).")
+        return
+    row = (yield ("get_by_index", {"records": found["handle"], "index": -1}))["row"]
+    ended = row.get("abatement_time") or row.get("end_time")
+    detail = f", ended {_day(ended)}" if ended else f", status {row.get('status') or row.get('clinical_status')}"
+    yield final([False], f"No: {row.get(name_field(view))} is not active (last recorded {_day(_row_time(row))}{detail}).")
+
+
+def plan_lookup(pq: ParsedQuestion) -> Plan:
+    """Patient id from name and birth date."""
+    args = {k: v for k, v in (("name", pq.lookup_name), ("birth_date", pq.lookup_birth)) if v}
+    if not args:
+        yield final([], "Give the patient's name and birth date to look them up.", status="refused")
+        return
+    found = yield ("find_patient", args)
+    patients = found.get("patients") or []
+    if not patients:
+        yield final([], f"No patient matches {', '.join(args.values())}.", status="no-data")
+        return
+    if len(patients) > 1:
+        yield final([p["patient_id"] for p in patients], f"{len(patients)} patients match: " +
+                    "; ".join(f"{p['name']} ({p['birth_date']}) {p['patient_id']}" for p in patients), status="ambiguous")
+        return
+    p = patients[0]
+    yield final([p["patient_id"]], f"{p['name']}, born {p['birth_date']}: Patient/{p['patient_id']}.")
+
+
 _PLANS = {
     "value": plan_value, "aggregate": plan_aggregate, "count": plan_count, "exists": plan_exists,
     "threshold": plan_threshold, "time_of": plan_time_of, "time_since": plan_time_since, "change": plan_change,
     "trend": plan_trend, "daily_dose": plan_daily_dose, "after_drug": plan_after_drug, "active_list": plan_active_list,
-    "list_items": plan_list_items, "age": plan_age, "demographic": plan_demographic,
+    "list_items": plan_list_items, "age": plan_age, "demographic": plan_demographic, "age_at": plan_age_at,
+    "active_check": plan_active_check, "lookup": plan_lookup,
 }
