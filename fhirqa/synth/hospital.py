@@ -254,10 +254,14 @@ def mar(sim: Sim, stay: Stay) -> None:
         for i, slot in enumerate(sorted(times)):
             nurse = sim.rng.choice(sim.pool["nurse"])
             held = i > 0 and sim.rng.random() < 0.03
+            given = slot + MIN * sim.rng.randint(-10, 25)  # nurses give scheduled doses within a window
+            infusion = MIN * int(meds.drug(order.drug).get("infusion_minutes", 0))
+            if given + infusion >= min(end, stay.end - 10 * MIN):
+                continue
             meds.administer(
                 sim,
                 order,
-                slot + MIN * sim.rng.randint(-10, 25),
+                given,
                 stay.id,
                 nurse,
                 status="not-done" if held else "completed",
