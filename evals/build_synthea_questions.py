@@ -61,7 +61,7 @@ GROUP_CAPS = {"latest-empty": 6, "rx-all": 8, "imm-all": 6, "list=empty": 2, "li
 
 def population(records: Sequence[PatientRecord]) -> Population:
     """Items and concepts that at least one patient has."""
-    items = {k for k, item in ITEMS.items() if any(item_values(r.measurements, item) for r in records)}
+    items = {k for k, item in ITEMS.items() if any(item_values(r, item) for r in records)}
     concepts = {k for k, c in CONCEPTS.items()
                 if any(c.matches(e.name) for r in records for e in r.of_kind(c.kind))}
     return Population(items, concepts)

@@ -70,7 +70,7 @@ class Context:
 
     def values(self, item: Item) -> list[Measurement]:
         """The patient's values of one item, oldest first."""
-        return item_values(self.record.measurements, item)
+        return item_values(self.record, item)
 
     def present_items(self, keys: Sequence[str], minimum: int = 1) -> list[Item]:
         """Items (in the given order) with at least ``minimum`` values."""

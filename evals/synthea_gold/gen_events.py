@@ -50,7 +50,10 @@ def encounters_of(ctx: Context, klass: str) -> list[Event]:
 
 def concept_events(ctx: Context, concept: Concept) -> list[Event]:
     """The patient's events of the concept's kind whose name matches it."""
-    return [e for e in ctx.record.of_kind(concept.kind) if concept.matches(e.name)]
+    key = ("concept", concept.key)
+    if key not in ctx.record.cache:
+        ctx.record.cache[key] = [e for e in ctx.record.of_kind(concept.kind) if concept.matches(e.name)]
+    return list(ctx.record.cache[key])
 
 
 def present_concepts(ctx: Context, kind: str) -> list[Concept]:
@@ -183,16 +186,16 @@ def gen_existence(ctx: Context) -> list[Candidate]:
             i, q = _exist_question(ctx, c, kind)
             out.append(_cand(ctx, "existence_negative", f"existence_negative/{kind}/{i}", q, [False], [], "boolean"))
     # labs
-    have = [ITEMS[k] for k in CORE_ITEMS if item_values(ctx.record.measurements, ITEMS[k])]
+    have = [ITEMS[k] for k in CORE_ITEMS if item_values(ctx.record, ITEMS[k])]
     lacking = [i for i in ITEMS.values() if i.key in ctx.population.item_keys
-               and not item_values(ctx.record.measurements, i)]
+               and not item_values(ctx.record, i)]
     voice = ctx.voice()
     if have:
         item = ctx.pick(have)
         i, t = _variant(ctx, LAB_EXIST_T)
         q = ph.fill(t, voice, item=ctx.pick(item.phrases), res="result" if item.lab else "reading")
         out.append(_cand(ctx, "existence_positive", f"existence_positive/lab/{i}", q, [True],
-                         [item_values(ctx.record.measurements, item)[-1].ref], "boolean"))
+                         [item_values(ctx.record, item)[-1].ref], "boolean"))
     if lacking:
         item = ctx.pick(lacking)
         i, t = _variant(ctx, LAB_EXIST_T)
@@ -242,10 +245,10 @@ def gen_first_last_time(ctx: Context) -> list[Candidate]:
         out.append(_cand(ctx, "first_last_time", f"first_last_time/{template}/{i}", q, [tu.iso_date(moment)], [ref],
                          "date"))
 
-    items = [ITEMS[k] for k in CORE_ITEMS if item_values(ctx.record.measurements, ITEMS[k])]
+    items = [ITEMS[k] for k in CORE_ITEMS if item_values(ctx.record, ITEMS[k])]
     if items:
         item = ctx.pick(items)
-        vals = item_values(ctx.record.measurements, item)
+        vals = item_values(ctx.record, item)
         last = ctx.rng.random() < 0.6
         m = vals[-1] if last else vals[0]
         add("lab-last" if last else "lab-first", LAST_LAB_T if last else FIRST_LAB_T, m.time, m.ref,
@@ -312,8 +315,8 @@ def gen_time_since(ctx: Context) -> list[Candidate]:
     """time_since: completed days/months/years between an event and now."""
     out = []
     subjects: list[tuple[str, datetime, str]] = []  # (phrase, time, ref)
-    for item in [ITEMS[k] for k in CORE_ITEMS if item_values(ctx.record.measurements, ITEMS[k])][:8]:
-        m = item_values(ctx.record.measurements, item)[-1]
+    for item in [ITEMS[k] for k in CORE_ITEMS if item_values(ctx.record, ITEMS[k])][:8]:
+        m = item_values(ctx.record, item)[-1]
         subjects.append((ctx.pick(item.phrases), m.time, m.ref))
     for klass in ("EMER", "IMP", "AMB", "ALL"):
         encs = encounters_of(ctx, klass)

@@ -92,10 +92,21 @@ class PatientRecord:
     measurements: list[Measurement] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     path: Path | None = None
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def of_kind(self, kind: str) -> list[Event]:
         """Events of one kind, oldest first."""
-        return [e for e in self.events if e.kind == kind]
+        key = ("kind", kind)
+        if key not in self.cache:
+            self.cache[key] = [e for e in self.events if e.kind == kind]
+        return list(self.cache[key])
+
+    def values_of(self, codes: frozenset[str]) -> list[Measurement]:
+        """Measurements carrying any of the codes, oldest first."""
+        key = ("codes", codes)
+        if key not in self.cache:
+            self.cache[key] = [m for m in self.measurements if codes.intersection(m.codes)]
+        return list(self.cache[key])
 
     def last_event_time(self) -> datetime:
         """The latest dated fact of the record (measurements and events)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,6 @@ DRUG_EFFECTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def item_values(measurements: list, item: Item) -> list:
-    """The measurements of one item (any of its codes), oldest first."""
-    return [m for m in measurements if item.codes.intersection(m.codes)]
+def item_values(record: Any, item: Item) -> list:
+    """The measurements of one item (any of its codes) in a PatientRecord, oldest first."""
+    return record.values_of(item.codes)

@@ -36,7 +36,8 @@ def year_options(ctx: Context, times: Sequence[datetime], minimum: int = 1) -> l
 def since_options(ctx: Context, times: Sequence[datetime], minimum: int = 1) -> list[ph.WindowPhrase]:
     """"since X" windows starting at the first of a month, or on a plain date, before some of the times."""
     out = []
-    for t in sorted(set(times))[1:]:
+    later = sorted(set(times))[1:]
+    for t in ctx.rng.sample(later, min(len(later), 6)):
         if ctx.rng.random() < 0.5:
             day = date(t.year, t.month, 1)
         else:
