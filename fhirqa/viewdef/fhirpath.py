@@ -51,7 +51,7 @@ CHOICE_BASES = frozenset(
     serviced location asNeeded dose rate reported item product subject born age died answer initial
     defaultValue fixed pattern minValue maxValue allowed used bounds collected time scheduled
     probability when started outcome content identified event created diagnosis procedure detail
-    offset definition topic""".split()
+    offset definition topic due""".split()
 )
 
 # Chain step kinds (small ints compare fastest).
@@ -229,7 +229,7 @@ class Compiler:
         if isinstance(node, Literal):
             return [] if node.kind == "empty" else [node.value]
         if isinstance(node, ExtConst) and node.name in self.constants:
-            return [self.constants[node.name]]
+            return _as_collection(self.constants[node.name])
         if isinstance(node, Unary) and node.op == "-":
             inner = self.constant(node.operand)
             if inner and len(inner) == 1 and type(inner[0]) in (int, float):
@@ -272,7 +272,7 @@ class Compiler:
 
     def _ext_const(self, name: str) -> Expr:
         if name in self.constants:
-            value = [self.constants[name]]
+            value = _as_collection(self.constants[name])
             return lambda focus, env: value
         if name in ("resource", "rootResource", "context"):
             return lambda focus, env: env.resource
@@ -394,6 +394,13 @@ class Compiler:
             return inp[n : n + 1] if n >= 0 else []
 
         return index
+
+
+def _as_collection(value: Any) -> list:
+    """A constant as a FHIRPath collection: None is empty, a list (from an override) is itself."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _chain_inv(steps: tuple) -> Inv:

@@ -181,6 +181,7 @@ class _Builder:
         or_null = kind == "forEachOrNull"
 
         def each(focus: list, env: Env, idx: int) -> list[tuple]:
+            env.row_index = idx  # a sibling may have left its own index behind
             items = items_of(focus, env)
             if not items:
                 # forEachOrNull keeps the parent row: evaluate the body on an empty focus,
@@ -356,7 +357,8 @@ def compile_view(viewdef: dict, constants_override: dict | None = None) -> Compi
     """Validate and compile a ViewDefinition; raises :class:`ViewDefinitionError` naming the bad part.
 
     ``constants_override`` maps constant names to values that replace (or add to) the
-    view's ``constant`` entries, e.g. ``{"patient_id": "123"}``.
+    view's ``constant`` entries, e.g. ``{"patient_id": "123"}``; a list value becomes a
+    collection (``code in %codes``) and None the empty collection.
     """
     return CompiledView(viewdef, constants_override)
 

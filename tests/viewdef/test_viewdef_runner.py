@@ -159,3 +159,25 @@ def test_unexpected_data_is_reported_as_a_view_error() -> None:
     cv = compile_view(view({"column": [col("x", "id.substring('a')")]}))
     with pytest.raises(ViewDefinitionError, match="Patient/p1"):
         cv.rows(PATIENTS[0])
+
+
+def test_list_constants_from_an_override_are_collections() -> None:
+    definition = view({"column": [col("id", "id")]}, where=[{"path": "id in %wanted"}])
+    cv = compile_view(definition, constants_override={"wanted": ["p2", "p9"]})
+    assert [r for p in PATIENTS for r in cv.rows(p)] == [("p2",)]
+
+
+def test_row_index_of_a_for_each_is_not_disturbed_by_a_sibling() -> None:
+    cv = compile_view(
+        view(
+            {
+                "forEach": "name",
+                "select": [
+                    {"forEach": "given", "column": [col("g", "$this")]},
+                    {"forEach": "%resource.address.where(%rowIndex = 0)", "column": [col("outer", "%rowIndex")]},
+                ],
+            }
+        )
+    )
+    # the second forEach is evaluated with the name's index (0), not the last `given` index (1)
+    assert cv.rows(PATIENTS[0]) == [("Ann", 0), ("Marie", 0)]
