@@ -144,6 +144,7 @@ def person(rng: random.Random, now: datetime) -> tuple[Person, dict[str, Any]]:
     who = Person(_uuid(rng), gender, date.fromordinal(birth), given, family, prefix, int(city["tz"]), smoking)
     facts = {
         "city": city,
+        "zip": rng.choice(city["zip"]),
         "street": f"{rng.randint(3, 9999)} {rng.choice(p['streets'])}",
         "middle": rng.choice(p["middle_initials"]) if rng.random() < 0.6 else None,
         "phone": f"555-{rng.randint(200, 999)}-{rng.randint(1000, 9999)}",
@@ -191,7 +192,7 @@ def patient_resource(
                 "line": [facts["street"]],
                 "city": city["city"],
                 "state": city["state"],
-                "postalCode": city["zip"][0],
+                "postalCode": facts["zip"],
                 "country": "US",
             }
         ],
