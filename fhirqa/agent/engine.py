@@ -95,12 +95,13 @@ def ask(
     ctx = ToolContext(patient_id=patient_id, now=moment, data=rows, resolve=resolver,
                       directory=None if patient_id is not None else _directory(store))
 
-    routing = planner.route(model, question, moment)
+    label = _patient_label(rows, patient_id)
+    routing = planner.route(model, question, moment, label)
     fields = {view: specialists.fields_for(view, question) for view in routing.views}
     system = _prompt("composer").format(
         views=specialists.describe(fields), skills=planner.skills_text(question, model.name)
     )
-    user = f"Question: {question}\nPatient: {_patient_label(rows, patient_id)}\nNow: {moment.isoformat()}"
+    user = f"Question: {question}\nPatient: {label}\nNow: {moment.isoformat()}"
     result = compose(model, ctx, system, user, tool_specs())
 
     final = result.final or {"answer": [], "status": "error", "text": f"No answer: {result.stop_reason}."}

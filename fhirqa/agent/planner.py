@@ -45,9 +45,9 @@ def _routing_skill() -> str:
     return ""
 
 
-def route(model: Backend, question: str, now: datetime) -> Routing:
+def route(model: Backend, question: str, now: datetime, patient: str = "") -> Routing:
     """Ask the backend's planner role which views answer ``question``."""
-    user = Message("user", f"Question: {question}\nNow: {now.isoformat()}")
+    user = Message("user", f"Question: {question}\nPatient: {patient}\nNow: {now.isoformat()}")
     if model.name == "offline":
         turn = model.complete([user], [], role="planner")
         data = orjson.loads(turn.text or "{}")

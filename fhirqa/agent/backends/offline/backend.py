@@ -54,7 +54,7 @@ class OfflineBackend:
         """The parse of the conversation's question (fresh copy: plans record notes on it)."""
         question, now, names = read_user_message(messages)
         cached = parse_cached(question, now, names)
-        return ParsedQuestion(**{**cached.__dict__, "notes": [], "views": list(cached.views)})
+        return ParsedQuestion(**{**cached.__dict__, "notes": [], "views": list(cached.views), "hinted": list(cached.hinted)})
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]], *, role: str) -> ModelTurn:
         """The next tool call of the plan, given the results so far."""

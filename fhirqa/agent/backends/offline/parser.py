@@ -33,7 +33,7 @@ _OPS = [
     (r"(?:greater than or equal to|at least|no less than|>=|≥|or more|or higher|or above)", ">="),
     (r"(?:less than or equal to|at most|no more than|<=|≤|or less|or lower|or below)", "<="),
     (r"(?:above|over|greater than|more than|higher than|exceed(?:ed|s|ing)?|>|in excess of|elevated above|go(?:ne)? above|went above|rose above)", ">"),
-    (r"(?:below|under|less than|lower than|<|fell below|dropped below|go(?:ne)? below|went below|dip(?:ped)? below)", "<"),
+    (r"(?:below|under|less than|lower than|<|f[ae]ll below|drop(?:ped)? below|go(?:ne)? below|went below|dip(?:ped)? below)", "<"),
     (r"(?:equal to|exactly|=)", "=="),
 ]
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
@@ -61,7 +61,9 @@ _STOP = set(
     immunizations shot shots performed underwent undergone started start starting began begin initiated put
     daily dose doses dosage per each a day/ mg done had having been new kind type types was
     healthcare health-care medical orders order ordered written file on-file documented any kind sort
-    still anymore presently present also again ago last-known known
+    still anymore presently present also again ago last-known known age averaged calendar readings
+    reading checked labs can could you pull show tell get find give see look need want know
+    trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
     """.split()
 )
 
@@ -86,6 +88,7 @@ class ParsedQuestion:
     aggregate: str | None = None  # mean | max | min | median | sum
     entity: str = ""
     views: list[str] = field(default_factory=list)  # views to try, in order
+    hinted: list[str] = field(default_factory=list)  # views the question's own words point at
     window: Window | None = None
     comparison: Comparison | None = None
     encounter_class: str | None = None
@@ -175,6 +178,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     if pq.encounter_class is None and re.search(_VIEW_CUES_BY_NAME["encounter"], rest):
         pq.encounter_class = _encounter_class(rest)
     pq.views = _view_order(rest, pq)
+    pq.hinted = [view for view, pattern in _VIEW_CUES if re.search(pattern, rest)]
     pq.entity = _entity(rest, pq)
     return pq
 
@@ -244,8 +248,10 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     yes_no = re.match(r"^(?:is|are|was|were|does|do|did|has|have|am)\b", text)
     if yes_no and re.search(r"\bstill\b|\bcurrently\b|\bcurrent\b|\bactive\b|\bright now\b|\banymore\b|\bat present\b|\bpresently\b", text):
         pq.intent = "active_check"
+        condition = re.search(r"\bproblems?\b|\bdiagnos\w*|\bconditions?\b|\bhave\b|\bhas\b|\bsuffer\w*", text)
         med = re.search(r"\btaking\b|\bon\b|\bmedications?\b|\bmeds?\b|\bprescri\w*|\bdrugs?\b", text)
-        pq.list_kind = "medication" if med else ("allergy" if re.search(r"\ballerg", text) else "condition")
+        allergy = re.search(r"\ballerg", text)
+        pq.list_kind = "allergy" if allergy else "condition" if condition else "medication" if med else "condition"
         if pq.window and pq.window.start is not None and pq.window.end is not None:
             pq.at_time, pq.window = pq.window.end, None
         return
@@ -276,7 +282,7 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     if agg:
         pq.intent, pq.aggregate = "aggregate", agg
         return
-    if re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any)\b|\bever\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b", text):
+    if re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any|hx of|history of)\b|\bever\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b", text):
         pq.intent = "exists"
         return
     if re.search(r"\b(?:what|which|list)\b.*\b(?:vaccines|immunizations|procedures|allergies|conditions|medications|diagnoses)\b", text):
@@ -356,9 +362,9 @@ def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
     """Patient lookup by name and birth date ("patient id for Ana Díaz, born 1970-03-02")."""
     m = re.search(
         r"\b(?:patient (?:id|identifier)|id of|which patient|find (?:the )?patient|look ?up|identify (?:the )?patient|"
-        r"patient named|record (?:for|of)|(?:mrn|id) (?:for|of))\b|^find\b",
+        r"patient named|(?:mrn|id) (?:for|of))\b|^find\b",
         text,
-    )
+    ) or re.search(r"\brecord (?:for|of) [A-ZÀ-ÖØ-Þ]", pq.text)
     if not m:
         return False
     pq.intent = "lookup"

@@ -58,32 +58,28 @@ def find_records(pq: ParsedQuestion, views: list[str] | None = None, entity: str
     entity = pq.entity if entity is None else entity
     candidates: list[str] = []
     order = views or pq.views
-    # The whole phrase in every view first; then shorter spans of it in the likeliest views, so a
-    # stray word ("white count on file") does not hide the item ("white count").
-    attempts = [(entity, order)] + [(span, order[:3]) for span in sub_spans(entity)]
-    for phrase, attempt_views in attempts:
-        for view in attempt_views:
-            args: dict[str, Any] = {"view": view}
-            if phrase:
-                args["item"] = phrase
-            args.update({k: v for k, v in filters.items() if v is not None and (k != "kind" or view == "medication")})
-            result = yield ("get_resources", args)
-            if result.get("ambiguous"):
-                pq.notes.append("ambiguous")
-                return view, result
-            if result.get("count"):
-                return view, result
-            if phrase == entity:
-                candidates.extend(c for c in result.get("candidates", []) if c not in candidates)
+    fallback: tuple[str, dict[str, Any]] | None = None
+    for view in order:
+        args: dict[str, Any] = {"view": view}
+        if entity:
+            args["item"] = entity
+        args.update({k: v for k, v in filters.items() if v is not None and (k != "kind" or view == "medication")})
+        result = yield ("get_resources", args)
+        fuzzy = str(result.get("resolved_by", "")).startswith("fuzzy")
+        if result.get("ambiguous") and not fuzzy:
+            pq.notes.append("ambiguous")
+            return view, result
+        if result.get("count") and not fuzzy:
+            return view, result
+        # A spelling-level match counts only in a view the question pointed at ("nitroglycerin" must not
+        # become "Triglycerides" because the medication list lacks it), and only when nothing matches exactly.
+        if fuzzy and fallback is None and (view in pq.hinted or not pq.hinted) and (result.get("count") or result.get("ambiguous")):
+            fallback = (view, result)
+        candidates.extend(c for c in result.get("candidates", []) if c not in candidates)
+    if fallback is not None:
+        return fallback
     pq.notes.append("candidates: " + "; ".join(candidates[:5]))
     return None
-
-
-def sub_spans(phrase: str, limit: int = 6) -> list[str]:
-    """Contiguous word spans of ``phrase``, longest first, without the phrase itself."""
-    words = phrase.split()
-    spans = [" ".join(words[i:i + n]) for n in range(len(words) - 1, 0, -1) for i in range(len(words) - n + 1)]
-    return [s for s in spans if len(s) > 1][:limit]
 
 
 def _no_match(pq: ParsedQuestion, what: str) -> Call:
@@ -134,8 +130,13 @@ NUMERIC_INTENTS = {"value", "aggregate", "change", "trend", "threshold", "after_
 
 def encounter_records(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tuple[str, dict[str, Any]] | None]:
     """Encounters of the question's class ("ER visits", "admissions"), or None when it names no class."""
-    if not pq.encounter_class or pq.entity:
+    if not pq.encounter_class:
         return None
+    if pq.entity:
+        typed = yield from find_records(pq, views=["encounter"])
+        if typed is not None:
+            return typed
+        pq.entity = ""  # "trip to the ER": the class is the whole question
     found = yield ("get_resources", {"view": "encounter"})
     if not found.get("count"):
         return None
@@ -392,7 +393,7 @@ def plan_change(pq: ParsedQuestion) -> Plan:
     view, first, last, diff = got
     unit = _row_value(view, last)[1]
     yield final([diff["difference"]], f"{last.get('name', pq.entity)} went from {_with_unit(*_row_value(view, first))} on {_day(first.get('time'))} "
-                f"to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))}: a change of {_with_unit(diff['value'], unit)}.", unit=unit)
+                f"to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))}: a change of {_with_unit(diff['difference'], unit)}.", unit=unit)
 
 
 TREND_THRESHOLD = 0.05  # relative change that counts as a trend (docs/questions.md)
