@@ -117,12 +117,10 @@ class SuiteReport:
         for f in self.files:
             sh = [c for c in f.cases if c.shareable]
             ex = [c for c in f.cases if c.experimental]
-            lines.append(
-                f"{f.name:<24} {_frac(f.cases):>8} {_frac(sh):>10} {_frac(ex):>13}"
-            )
+            lines.append(f"{f.name:<24} {_frac(f.cases):>8} {_frac(sh):>10} {_frac(ex):>13}")
         lines.append(
-            f"{'TOTAL':<24} {self.passed}/{self.total:<5} {self.shareable_passed}/{self.shareable_total:<6}"
-            f" {self.experimental_passed}/{self.experimental_total}"
+            f"{'TOTAL':<24} {_frac(self.cases):>8} {_frac([c for c in self.cases if c.shareable]):>10}"
+            f" {_frac([c for c in self.cases if c.experimental]):>13}"
         )
         if self.failures:
             lines.append("")
