@@ -61,15 +61,15 @@ def _phrase_tokens(phrase: str) -> list[str]:
     return [t for t in tokens(phrase) if t not in _FILLER]
 
 
-def _containment(phrase_tokens: list[str], names: Iterable[str]) -> list[tuple[float, str]]:
-    """Names whose core holds every phrase token (or is held by the phrase), scored by tightness."""
+def _containment(phrase_tokens: list[str], names: Iterable[str], lenient: bool = True) -> list[tuple[float, str]]:
+    """Names whose core holds every phrase token (or, ``lenient``, is held by the phrase), scored by tightness."""
     want = set(phrase_tokens)
     scored = []
     for name in names:
         have = set(core_name(name).split())
         if not have or not want:
             continue
-        if want <= have or (have <= want and len(have) >= 1 and len(have & want) >= max(1, len(want) - 1)):
+        if want <= have or (lenient and have <= want and len(have & want) >= max(1, len(want) - 1)):
             scored.append((len(want & have) / max(len(have), len(want)), name))
     return sorted(scored, reverse=True)
 
@@ -120,17 +120,28 @@ class ConceptResolver:
         exact = [n for n in names if n.lower() == lowered or core_name(n) == " ".join(_phrase_tokens(phrase))]
         if exact:
             return Resolution(exact, how="exact")
-        # 3. lexicon: codes first, then the canonical terms by containment
-        for expansion in self._expand(phrase):
+        # 3. lexicon: codes first, then the canonical terms by containment. A class ("statin") means
+        #    every member the record holds; a synonym means the first term that matches.
+        expansions = self._expand(phrase)
+        members: list[str] = []
+        for expansion in expansions:
+            source = getattr(expansion, "source", "")
             coded = [n for n in names if set(getattr(expansion, "codes", ()) or ()) & codes.get(n, set())]
+            scored = _containment(_phrase_tokens(getattr(expansion, "term", "")), names, lenient=False)
+            hits = coded or [n for _, n in scored]
+            if not hits:
+                continue
+            if source.endswith("class"):
+                members.extend(h for h in hits if h not in members)
+                continue
             if coded:
-                return Resolution(coded, how=f"lexicon-code:{getattr(expansion, 'source', '')}")
-        for expansion in self._expand(phrase):
-            hits = _containment(_phrase_tokens(getattr(expansion, "term", "")), names)
-            if hits:
-                return Resolution(self._best(hits, view), how=f"lexicon:{getattr(expansion, 'source', '')}")
-        # 4. the phrase's own words
-        hits = _containment(_phrase_tokens(phrase), names)
+                return Resolution(coded, how=f"lexicon-code:{source}")
+            return Resolution(self._best(scored, view), how=f"lexicon:{source}")
+        if members:
+            return Resolution(members, how="lexicon:class")
+        # 4. the phrase's own words; when the lexicon knew the phrase but the record lacks it, only an
+        #    item holding every word counts ("glycated hemoglobin" must not become plain "Hemoglobin").
+        hits = _containment(_phrase_tokens(phrase), names, lenient=not expansions)
         if hits:
             return Resolution(self._best(hits, view), how="words")
         # 5. spelling: bigram similarity against whole names, cores and single words of names

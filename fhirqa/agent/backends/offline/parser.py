@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
+from typing import Any
 
 from fhirqa.agent.backends.offline.timephrases import DATE, Window, find_window, parse_date
 
@@ -180,6 +182,10 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     pq.views = _view_order(rest, pq)
     pq.hinted = [view for view, pattern in _VIEW_CUES if re.search(pattern, rest)]
     pq.entity = _entity(rest, pq)
+    if not pq.hinted:
+        # "high cholesterol" is a diagnosis, "statin" a drug: the lexicon knows which view to try first.
+        known = [v for v in _lexicon_views(pq.entity) if v in pq.views]
+        pq.views = known + [v for v in pq.views if v not in known]
     return pq
 
 
@@ -346,12 +352,42 @@ def _view_order(text: str, pq: ParsedQuestion) -> list[str]:
     return order
 
 
+@lru_cache(maxsize=1)
+def _protected_terms() -> tuple[str, ...]:
+    """Lexicon terms that contain a grammar word ("white count", "heart rate", "high blood pressure")."""
+    lexicon = _lexicon()
+    if lexicon is None:
+        return ()
+    terms = [t for t in lexicon.terms() if " " in t and any(w in _STOP for w in t.split())]
+    return tuple(sorted(terms, key=len, reverse=True))
+
+
+def _lexicon() -> Any:
+    try:
+        from fhirqa.agent.lexicon import Lexicon
+
+        return Lexicon.load()
+    except Exception:  # noqa: BLE001 - the parser works without a lexicon, only less well
+        return None
+
+
+def _lexicon_views(entity: str) -> list[str]:
+    """Views the lexicon associates with the entity (conditions → condition, drugs → medication …)."""
+    lexicon = _lexicon()
+    if lexicon is None or not entity:
+        return []
+    return list(dict.fromkeys(getattr(e, "view", None) for e in lexicon.expand(entity) if getattr(e, "view", None)))
+
+
 def _entity(text: str, pq: ParsedQuestion) -> str:
     text = re.sub(_PERSPECTIVE, " ", text)
+    for term in _protected_terms():
+        if term in text:
+            text = re.sub(rf"\b{re.escape(term)}\b", term.replace(" ", "_"), text)
     text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
     text = re.sub(r"\b\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b", " ", text) if pq.intent != "value" else text
     words = [w.strip(".,;:'\"()") for w in text.split()]
-    kept = [w for w in words if w and w not in _STOP and not re.fullmatch(r"[\d.]+", w)]
+    kept = [w.replace("_", " ") for w in words if w and w not in _STOP and not re.fullmatch(r"[\d.]+", w)]
     if pq.encounter_class:
         kept = [w for w in kept if not re.fullmatch(r"inpatient|emergency|er|ed|ambulatory|outpatient|office|clinic|department|"
                                                      r"hospitali[sz]\w*|hospital|admitted|stays?|wellness|virtual|urgent|care|room", w)]

@@ -181,7 +181,11 @@ def plan_value(pq: ParsedQuestion) -> Plan:
         yield got
         return
     view, handle, found = got.view, got.handle, got.found
-    groups = item_groups(found.get("items") or [])
+    how = str(found.get("resolved_by", ""))
+    # Names one lexicon concept resolved to are one analyte ("WBC Auto" and "Leukocytes … Automated count");
+    # a panel's components are several (systolic, diastolic).
+    one_concept = how.startswith("lexicon") and "components" not in how
+    groups = [found.get("items") or []] if one_concept else item_groups(found.get("items") or [])
     answers, parts, unit = [], [], None
     index = 0 if pq.position == "first" else -1
     for group in groups or [[]]:
