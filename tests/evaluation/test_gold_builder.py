@@ -111,6 +111,7 @@ def test_generators_on_a_hand_made_record(tmp_path: Path) -> None:
     assert dose and dose[0].expected == [6.0]
 
 
+@pytest.mark.shared
 def test_builder_is_deterministic(tmp_path: Path) -> None:
     """Two builds over the same bundles give the same bytes (a 12-patient subset keeps this fast)."""
     subset = tmp_path / "subset"
@@ -122,6 +123,7 @@ def test_builder_is_deterministic(tmp_path: Path) -> None:
     assert first and b.render(b.build(subset, per_category=5)) == first
 
 
+@pytest.mark.shared
 def test_committed_set_is_up_to_date() -> None:
     """The committed JSONL is exactly what the builder makes from the shared data."""
     b = builder()

@@ -20,7 +20,8 @@ from .helpers import committed_questions, need_synthea
 
 fhirpathpy = pytest.importorskip("fhirpathpy", reason="fhirpathpy is a test extra (pip install -e .[test])")
 
-PER_PATTERN = 6
+PER_PATTERN = 4
+pytestmark = pytest.mark.shared
 
 
 def _instant(text: Any) -> datetime:
@@ -65,6 +66,7 @@ def sample(pattern: str) -> list[dict]:
     return rows[:PER_PATTERN]
 
 
+@cache
 def _series(pid: str, ref_id: str, expected: float) -> list[tuple[datetime, float]]:
     """All (time, value) of the item the referenced Observation (or its matching component) measures."""
     (obs,) = fp(pid, "Bundle.entry.resource.where(resourceType = 'Observation' and id = %rid)", rid=ref_id)

@@ -16,6 +16,7 @@ from .helpers import committed_questions
 from .test_recheck_fhirpath import _instant, _series, fp
 
 PER_PATTERN = 1
+pytestmark = pytest.mark.shared
 UTC = UTC
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
