@@ -102,10 +102,14 @@ def gen_count_encounters(ctx: Context) -> list[Candidate]:
 
 RX_T = ("How many prescriptions were written for {obj}{win}?", "Number of medication orders{win}?",
         "How many prescriptions {does} {subj} have on record{win}?")
-RX_DRUG_T = ("How many times {has} {subj} been prescribed {drug}{win}?", "How many {bare} prescriptions{win}?")
-PROC_T = ("How many {plural} {has} {subj} had{win}?", "Number of {plural}{win}?")
-IMM_T = ("How many {plural} {has} {subj} received{win}?", "How many {plural} are documented{win}?")
-IMM_ALL_T = ("How many vaccines did {subj} get{win}?", "Number of immunizations{win}?")
+RX_DRUG_T = ("How many times {has} {subj} been prescribed {drug}{win}?", "How many {bare} prescriptions{win}?",
+             "Number of {bare} prescriptions on file{win}?")
+PROC_T = ("How many {plural} {has} {subj} had{win}?", "Number of {plural}{win}?",
+          "How many {plural} are on record{win}?")
+IMM_T = ("How many {plural} {has} {subj} received{win}?", "How many {plural} are documented{win}?",
+         "Count of {plural}{win}?")
+IMM_ALL_T = ("How many vaccines did {subj} get{win}?", "Number of immunizations{win}?",
+             "How many immunizations {has} {subj} had{win}?")
 
 
 def gen_count_other(ctx: Context) -> list[Candidate]:
@@ -217,13 +221,15 @@ def gen_existence(ctx: Context) -> list[Candidate]:
 
 LAST_LAB_T = ("When was {poss} last {item}?", "Date of the most recent {item}?",
               "When did {subj} last have {own} {item} checked?")
-FIRST_LAB_T = ("When was {poss} {item} first measured?", "Date of the first {item} on record?")
+FIRST_LAB_T = ("When was {poss} {item} first measured?", "Date of the first {item} on record?",
+               "When was {poss} first {item} done?")
 DX_T = ("When was {subj} first diagnosed with {x}?", "Date of {y} diagnosis?", "When did {poss} {y} start?")
-LAST_ENC_T = ("When was {poss} last {enc}?", "Date of the most recent {enc}?")
-FIRST_ENC_T = ("When was {poss} first {enc}?", "Date of the first {enc} on record?")
+LAST_ENC_T = ("When was {poss} last {enc}?", "Date of the most recent {enc}?", "Most recent {enc} date?")
+FIRST_ENC_T = ("When was {poss} first {enc}?", "Date of the first {enc} on record?", "First {enc} date?")
 RX_FIRST_T = ("When was {subj} first prescribed {x}?", "When did {subj} start {x}?", "Date {y} was first ordered?")
-RX_LAST_T = ("When was {y} last prescribed for {obj}?", "Most recent {y} prescription date?")
-IMM_LAST_T = ("When did {subj} last get {x}?", "Date of {poss} most recent {y}?")
+RX_LAST_T = ("When was {y} last prescribed for {obj}?", "Most recent {y} prescription date?",
+             "When did {subj} last get a prescription for {y}?")
+IMM_LAST_T = ("When did {subj} last get {x}?", "Date of {poss} most recent {y}?", "Last {y} date?")
 PROC_LAST_T = ("When was {poss} last {y}?", "Date of {poss} most recent {y}?", "When did {subj} last have {x}?")
 
 
@@ -290,8 +296,10 @@ def gen_first_last_time(ctx: Context) -> list[Candidate]:
 SINCE_T = {
     "days": ("How many days since {poss} last {x}?", "How long ago was {poss} last {x}, in days?",
              "Days since the most recent {x}?"),
-    "months": ("How many months since {poss} last {x}?", "How many months ago was {poss} last {x}?"),
-    "years": ("How many years since {poss} last {x}?", "How many years ago was {poss} last {x}?"),
+    "months": ("How many months since {poss} last {x}?", "How many months ago was {poss} last {x}?",
+               "Months since the most recent {x}?"),
+    "years": ("How many years since {poss} last {x}?", "How many years ago was {poss} last {x}?",
+              "Years since the most recent {x}?"),
 }
 SINCE_DX_T = ("How many years {has} {subj} had {x}?", "How many years since {subj} was diagnosed with {x}?",
               "How long ago, in years, was {own} {y} diagnosed?")

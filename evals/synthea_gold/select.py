@@ -43,7 +43,8 @@ def dedupe(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 def select(candidates: Sequence[Candidate], target: int, rng: random.Random, usage: Counter[str | None],
            group_caps: dict[str, int] | None = None) -> list[Candidate]:
-    """Round-robin over question patterns (and over true/false for booleans), preferring little-used patients."""
+    """Round-robin over question patterns (and over true/false for booleans), preferring unused wordings,
+    then little-used patients."""
     groups: dict[str, list[Candidate]] = defaultdict(list)
     for c in dedupe(candidates):
         groups[_group_key(c)].append(c)
@@ -58,6 +59,7 @@ def select(candidates: Sequence[Candidate], target: int, rng: random.Random, usa
         return next((prefix for prefix in caps if pattern.startswith(prefix)), key)
 
     taken: Counter[str] = Counter()
+    phrasing: Counter[str] = Counter()  # prefer wordings not used yet in this category
     chosen: list[Candidate] = []
     while len(chosen) < target:
         progressed = False
@@ -66,9 +68,11 @@ def select(candidates: Sequence[Candidate], target: int, rng: random.Random, usa
             ck = cap_key(key)
             if not group or len(chosen) >= target or taken[ck] >= caps.get(ck, target):
                 continue
-            best = min(range(len(group)), key=lambda j, g=group: (usage[g[j].patient_id], j))
+            best = min(range(len(group)),
+                       key=lambda j, g=group: (phrasing[g[j].template], usage[g[j].patient_id], j))
             pick = group.pop(best)
             chosen.append(pick)
+            phrasing[pick.template] += 1
             taken[ck] += 1
             usage[pick.patient_id] += 1
             progressed = True
