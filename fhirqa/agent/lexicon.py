@@ -95,9 +95,9 @@ class Lexicon:
     def load(cls, folder: Path | str | None = None) -> Lexicon:
         """The lexicon from ``folder`` (default: the project's ``lexicon/``); cached per folder."""
         if folder is None:
-            from fhirqa.project import project_dir
+            from fhirqa.project import data_dir
 
-            folder = project_dir() / "lexicon"
+            folder = data_dir("lexicon")
         return _load_cached(str(Path(folder).resolve()))
 
     def _add(self, alias: str, expansion: Expansion) -> None:
