@@ -15,6 +15,10 @@ from .vocab import CONCEPTS, CORE_ITEMS, DRUG_EFFECTS, ITEMS, TREND_ITEMS, Item
 from .windows import any_window, last_options
 
 NUM_TOL = 0.01
+# How often clinicians ask about an item, roughly: weights for the random choice of items.
+SALIENCE = {"a1c": 6.0, "potassium": 4.0, "creatinine": 3.0, "ldl": 3.0, "sbp": 3.0, "glucose": 3.0,
+            "sodium": 2.0, "hemoglobin": 2.0, "egfr": 2.0, "cholesterol": 2.0, "weight": 2.0, "bmi": 2.0,
+            "dbp": 2.0, "triglycerides": 1.5, "hdl": 1.5, "wbc": 1.5, "platelets": 1.5}
 
 
 def extreme(values: Sequence[Measurement], latest: bool) -> tuple[str, Measurement | None]:
@@ -59,9 +63,10 @@ def _variant(ctx: Context, templates: Sequence[str]) -> tuple[int, str]:
 
 
 def _items(ctx: Context, keys: Sequence[str], count: int, minimum: int = 1) -> list[Item]:
+    """Up to ``count`` of the patient's items, drawn at random with clinically common ones more likely."""
     items = ctx.present_items(keys, minimum)
-    ctx.rng.shuffle(items)
-    return items[:count]
+    keyed = sorted(items, key=lambda i: ctx.rng.random() ** (1.0 / SALIENCE.get(i.key, 1.0)), reverse=True)
+    return keyed[:count]
 
 
 LATEST = ("What was {poss} last {item}?", "Most recent {item}?", "What's {poss} latest {item}?",
