@@ -17,11 +17,11 @@ from .test_tools_helpers import call, fetch, make_ctx
 TOOL_NAMES = [
     "get_resources", "filter_by_date", "filter_by_value", "sort_records", "get_by_index", "extract_field_value",
     "find_extreme", "aggregate", "count_values", "compare_values", "calculate_difference",
-    "calculate_time_offset", "combine_evidence", "final_answer",
+    "calculate_time_offset", "combine_evidence", "final_answer", "find_patient",
 ]
 
 
-def test_registry_has_exactly_the_fourteen_tools_each_with_a_spec_file():
+def test_registry_has_exactly_the_listed_tools_each_with_a_spec_file():
     assert list(load_tools()) == TOOL_NAMES
     assert sorted(p.stem for p in data_dir("tools").glob("*.json")) == sorted(TOOL_NAMES)
     assert [spec["name"] for spec in tool_specs()] == TOOL_NAMES
