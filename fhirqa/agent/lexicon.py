@@ -23,16 +23,20 @@ from typing import Any
 
 from fhirqa.errors import FhirqaError
 
-FILES = ("abbreviations", "drugs", "conditions", "encounters")
+FILES = ("abbreviations", "drugs", "conditions", "encounters", "immunizations", "procedures")
 SYSTEMS = {
     "abbreviations": "http://loinc.org",
     "drugs": "http://www.nlm.nih.gov/research/umls/rxnorm",
     "drug_class": "http://www.nlm.nih.gov/research/umls/rxnorm",
     "conditions": "http://snomed.info/sct",
     "encounters": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
+    "immunizations": "http://hl7.org/fhir/sid/cvx",
+    "vaccine_class": "http://hl7.org/fhir/sid/cvx",
+    "procedures": "http://snomed.info/sct",
 }
 VIEWS = {"abbreviations": "observation", "drugs": "medication", "drug_class": "medication",
-         "conditions": "condition", "encounters": "encounter"}  # fmt: skip
+         "conditions": "condition", "encounters": "encounter", "immunizations": "immunization",
+         "vaccine_class": "immunization", "procedures": "procedure"}  # fmt: skip
 MAX_WORDS = 6  # longest alias, in words, looked for inside a phrase
 
 
@@ -132,6 +136,16 @@ class Lexicon:
             codes = tuple(c["code"] for c in entry["codes"])
             for alias in [entry["term"], *entry["aliases"]]:
                 self._add(alias, self._expansion(entry["term"], codes, "conditions", alias, {}))
+        for entry in self.data["procedures"]["entries"]:
+            codes = tuple(c["code"] for c in entry.get("codes", []))
+            for alias in [entry["term"], *entry["aliases"]]:
+                self._add(alias, self._expansion(entry["term"], codes, "procedures", alias, {}))
+        for entry in self.data["immunizations"]["entries"]:
+            # A vaccine word may mean several products (a tetanus shot: Td, Tdap or DTaP): each member
+            # is one reading of source "vaccine_class", which the resolver unions.
+            for alias in [entry["term"], *entry["aliases"]]:
+                for member in entry.get("members", [entry["term"]]):
+                    self._add(alias, self._expansion(member, (), "vaccine_class", alias, {"group": entry["term"]}))
         for group in self.data["encounters"]["classes"]:
             codes = (group["code"], *group.get("related_codes", []))
             for alias in [group["name"], *group["aliases"]]:

@@ -32,7 +32,9 @@ def tokens(text: str) -> list[str]:
     """Lower-case word tokens with a light plural stem ("platelets" → "platelet")."""
     out = []
     for token in _TOKEN.findall(text.lower()):
-        if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        if len(token) > 4 and token.endswith("ies"):
+            token = token[:-3] + "y"  # polypectomies → polypectomy
+        elif len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
             token = token[:-1]
         out.append(token)
     return out

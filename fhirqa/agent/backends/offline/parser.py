@@ -202,7 +202,7 @@ def _find_comparison(text: str) -> tuple[Comparison, tuple[int, int]] | None:
 
 def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     """Intent, position, aggregate and their parameters from cue words."""
-    first = re.search(r"\b(?:first|initial|earliest|baseline|original|oldest|1st)\b", text)
+    first = re.search(r"\b(?:first|initial|earliest|baseline|original|oldest|1st|start|started|begin|began|initiated|commenced)\b", text)
     pq.position = "first" if first else "last"
     if pq.intent == "after_drug":
         return
