@@ -1,4 +1,4 @@
-"""``fhirqa conformance`` and ``fhirqa synth``: checking the engine and making example data."""
+"""``fhirqa conformance``, ``fhirqa eval`` and ``fhirqa synth``: checking the engine and making example data."""
 
 from __future__ import annotations
 
@@ -16,6 +16,22 @@ def register(commands: Any, db_default: str) -> None:
     )
     p.add_argument("tests", nargs="?", default="../shared/data/sql-on-fhir-v2/tests", help="suite folder")
     p.set_defaults(handler=run_conformance)
+
+    p = commands.add_parser(
+        "eval",
+        help="score question answering against a gold question set, per category",
+        description="Answer every question of a JSONL gold set (evals/README.md) from the store and print "
+        "accuracy per category, latency, and every failure.",
+    )
+    p.add_argument("--questions", default="evals/synthea-r4.jsonl", help="JSONL question set (default: %(default)s)")
+    p.add_argument("--db", default=db_default, help="store folder holding the patients (default: %(default)s)")
+    p.add_argument("--backend", default="offline", help="answering backend (default: %(default)s)")
+    p.add_argument("--category", action="append", help="only this category (repeatable)")
+    p.add_argument("--limit", type=int, help="at most N questions")
+    p.add_argument("--failures", help="write failures to this JSONL file")
+    p.add_argument("--json", help="write the full report as JSON")
+    p.add_argument("--by-template", action="store_true", help="also print accuracy per question pattern")
+    p.set_defaults(handler=run_eval)
 
     p = commands.add_parser("synth", help="generate realistic synthetic FHIR R4 patients (seeded)")
     p.add_argument("--patients", type=int, default=5)
@@ -36,6 +52,23 @@ def run_conformance(args: argparse.Namespace) -> int:
     report = run_suite(folder)
     print(report.format_text())
     return 0 if report.shareable_passed == report.shareable_total else 1
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """Run the evaluation (fhirqa.evaluation.run) with the CLI's arguments."""
+    from fhirqa.evaluation.run import main as eval_main
+
+    if not Path(args.questions).is_file():
+        raise FhirqaError(f"{args.questions}: no such question set")
+    argv = ["--questions", args.questions, "--db", args.db, "--backend", args.backend]
+    for category in args.category or []:
+        argv += ["--category", category]
+    for flag in ("limit", "failures", "json"):
+        if getattr(args, flag) is not None:
+            argv += [f"--{flag}", str(getattr(args, flag))]
+    if args.by_template:
+        argv.append("--by-template")
+    return eval_main(argv)
 
 
 def run_synth(args: argparse.Namespace) -> int:
