@@ -201,6 +201,58 @@ def walk(inp: list, env: Env | None, steps: tuple) -> list:
     return [cur] if coll is None else coll
 
 
+def _fast_chain(steps: tuple) -> Expr | None:
+    """A quicker equivalent of ``partial(walk, steps=steps)`` for the usual chain shape.
+
+    Most column paths are member names with ``first()``/``[0]``/``ofType()`` in between,
+    optionally ending in ``getReferenceKey()``, and most FHIR elements hold one item. While
+    the walk stays on one item, ``first()`` and ``[0]`` are no-ops, so only the member
+    lookups need to run; anything else (a repeating element, a missing choice element)
+    hands the remaining steps to :func:`walk`. Returns None for other shapes.
+    """
+    members: list[tuple[str, bool, tuple, int]] = []
+    refkey: tuple[str | None] | None = None
+    for i, (kind, a, b) in enumerate(steps):
+        if kind == MEMBER or kind == CHOICE:
+            # A fallback (choice scan, or the base element of ofType) is left to walk().
+            members.append((a, kind == CHOICE or bool(b), steps[i + 1 :], i))
+        elif kind == FIRST or kind == LAST or (kind == INDEX and a == 0):
+            continue
+        elif kind == REFKEY and i == len(steps) - 1:
+            refkey = (a,)
+        else:
+            return None
+    if not members:
+        return None
+    members_t = tuple(members)
+
+    def chain(inp: list, env: Env) -> list:
+        if len(inp) != 1:
+            return walk(inp, env, steps)
+        cur = inp[0]
+        for key, fallback, rest, i in members_t:
+            if type(cur) is not dict:
+                return []
+            v = cur.get(key)
+            if v is None:
+                return walk([cur], env, steps[i:]) if fallback else []
+            if type(v) is list:
+                if len(v) != 1 or v[0] is None:
+                    if None in v:
+                        v = [x for x in v if x is not None]
+                    return walk(v, env, rest) if v else []
+                cur = v[0]
+            else:
+                cur = v
+        if refkey is not None:
+            cur = reference_key(cur, refkey[0])
+            if cur is None:
+                return []
+        return [cur]
+
+    return chain
+
+
 def _type_hint(steps: list[tuple]) -> str | None:
     """Static FHIR type of a chain's result when its last step names it (for boundary functions)."""
     if not steps:
@@ -372,7 +424,8 @@ class Compiler:
             invs.append(_chain_inv(tuple(pending)))
         if head_fn is None and only_chain and steps:
             # The common case: one fused chain, called without any wrapper frame.
-            return partial(walk, steps=tuple(pending))
+            chain_steps = tuple(pending)
+            return _fast_chain(chain_steps) or partial(walk, steps=chain_steps)
         if head_fn is None and len(invs) == 2 and isinstance(steps[-1], Call) and not steps[-1].args:
             # `chain.exists()` / `chain.empty()`: test the chain result directly.
             chain, name = getattr(invs[0], "steps", None), steps[-1].name

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fhirqa.viewdef import ViewDefinitionError, compile_fhirpath, compile_view
+from fhirqa.viewdef.fhirpath import CHOICE, FIRST, INDEX, LAST, MEMBER, REFKEY, Env, _fast_chain, walk
 from fhirqa.viewdef.functions import supported_functions
 from fhirqa.viewdef.parser import parse
 from fhirqa.viewdef.values import arithmetic, compare
@@ -163,3 +164,32 @@ def test_for_each_row_counts(names: list[dict]) -> None:
     or_null = compile_view({"resource": "Patient", "select": [{"forEachOrNull": "name", "column": [{"name": "f", "path": "family"}]}]})
     assert len(each.rows(patient)) == len(names)
     assert len(or_null.rows(patient)) == max(1, len(names))
+
+
+# The fast chain evaluator must agree with the generic walk on every chain shape, including
+# choice elements (value/valueString/valueQuantity), references and JSON nulls in arrays.
+CHOICE_KEYS = st.sampled_from(["value", "valueString", "valueQuantity", "reference", "a", "b"])
+CHOICE_TREES = st.recursive(
+    st.one_of(st.sampled_from(["Patient/1", "urn:uuid:9", "x"]), st.integers(0, 3), st.none()),
+    lambda children: st.one_of(st.dictionaries(CHOICE_KEYS, children, max_size=4), st.lists(children, max_size=3)),
+    max_leaves=15,
+)
+CHAIN_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just(MEMBER), st.sampled_from(["value", "a", "b", "reference"]), st.booleans()),
+        st.tuples(st.just(CHOICE), st.sampled_from(["valueString", "valueQuantity"]), st.sampled_from([("value", "string"), ("value", "Quantity")])),
+        st.tuples(st.sampled_from([FIRST, LAST]), st.none(), st.none()),
+        st.tuples(st.just(INDEX), st.integers(0, 2), st.none()),
+        st.tuples(st.just(REFKEY), st.sampled_from([None, "Patient"]), st.none()),
+    ),
+    min_size=1,
+    max_size=5,
+).map(tuple)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(CHOICE_TREES, min_size=0, max_size=2), CHAIN_STEPS)
+def test_fast_chain_agrees_with_walk(focus: list, steps: tuple) -> None:
+    fast = _fast_chain(steps)
+    if fast is not None:
+        assert fast(focus, Env()) == walk(focus, Env(), steps)
