@@ -6,9 +6,10 @@ per-row state (``%resource``, ``%rowIndex``, ``$index``). FHIRPath collections a
 lists; items are the JSON values themselves, never wrapped, so the common case (navigating
 a few member names) costs a handful of dict lookups.
 
-Runs of member navigation, ``first()``, ``last()``, constant indexers and ``ofType()``
-are fused into one *chain* walked by :func:`walk`. ``value.ofType(Quantity)`` becomes a
-direct lookup of ``valueQuantity``, which is how FHIR JSON spells choice types.
+Runs of member navigation, ``first()``, ``last()``, constant indexers, ``ofType()`` and
+``getReferenceKey()`` are fused into one *chain* (see :mod:`fhirqa.viewdef.chain`);
+operators live in :mod:`~fhirqa.viewdef.operators`, functions in
+:mod:`~fhirqa.viewdef.functions` and :mod:`~fhirqa.viewdef.functions_text`.
 
 Example::
 
@@ -19,46 +20,32 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
 from . import functions_text, operators  # noqa: F401 -- functions_text registers functions on import
+from .chain import (
+    CHOICE,
+    CHOICE_BASES,
+    FIRST,
+    INDEX,
+    LAST,
+    MEMBER,
+    OFTYPE,
+    REFKEY,
+    TYPE,
+    Env,
+    Expr,
+    Inv,
+    fast_chain,
+    type_hint,
+    walk,
+)
 from .errors import FHIRPathError
 from .functions import compile_call
 from .parser import Binary, Call, ExtConst, Indexer, Invoke, Literal, Member, TypeOp, Unary, Var, parse
-from .values import CHOICE_SUFFIXES, choice_key, matches_type, normalize_type_name, reference_key
-
-Expr = Callable[[list, "Env"], list]
-Inv = Callable[[list, list, "Env"], list]
-
-
-class Env:
-    """Mutable evaluation state shared by all closures of one view evaluation."""
-
-    __slots__ = ("index", "resource", "row_index")
-
-    def __init__(self, resource: list | None = None, row_index: int = 0) -> None:
-        self.resource: list = resource if resource is not None else []
-        self.row_index = row_index
-        self.index: int | None = None
-
-
-# Well-known choice element names. Only these fall back to scanning for ``base`` + FHIR type
-# when the plain key is absent, so a missing optional element costs one dict lookup.
-CHOICE_BASES = frozenset(
-    """value effective onset abatement deceased multipleBirth occurrence performed timing medication
-    serviced location asNeeded dose rate reported item product subject born age died answer initial
-    defaultValue fixed pattern minValue maxValue allowed used bounds collected time scheduled
-    probability when started outcome content identified event created diagnosis procedure detail
-    offset definition topic due""".split()
-)
-
-# Chain step kinds (small ints compare fastest).
-# FIRST and LAST must stay right after MEMBER: walk() tests `kind <= LAST`.
-MEMBER, FIRST, LAST, CHOICE, REFKEY, INDEX, TYPE, OFTYPE = range(8)
-_TRUE = [True]
-_FALSE = [False]
+from .values import choice_key, normalize_type_name
 
 _SPECIAL_CONSTANTS = {
     "ucum": "http://unitsofmeasure.org",
@@ -66,207 +53,8 @@ _SPECIAL_CONSTANTS = {
     "loinc": "http://loinc.org",
 }
 
-
-def _scan_choice(d: dict, base: str) -> Any:
-    n = len(base)
-    for k, v in d.items():
-        if len(k) > n and k.startswith(base) and k[n:] in CHOICE_SUFFIXES:
-            return v
-    return None
-
-
-def _member_all(coll: list, key: str, scan: bool) -> list:
-    out: list = []
-    for item in coll:
-        if type(item) is dict:
-            v = item.get(key)
-            if v is None and scan:
-                v = _scan_choice(item, key)
-            if v is None:
-                continue
-            if type(v) is list:
-                out.extend(v)
-            else:
-                out.append(v)
-    if None in out:  # primitive arrays with extensions may hold JSON nulls
-        out = [x for x in out if x is not None]
-    return out
-
-
-def _choice_all(coll: list, key: str, base: str, type_name: str) -> list:
-    out: list = []
-    for item in coll:
-        if type(item) is dict:
-            v = item.get(key)
-            if v is None:
-                v = item.get(base)
-                if v is None:
-                    continue
-                v = [x for x in (v if type(v) is list else [v]) if matches_type(x, type_name)]
-            if type(v) is list:
-                out.extend(x for x in v if x is not None)
-            else:
-                out.append(v)
-    return out
-
-
-def walk(inp: list, env: Env | None, steps: tuple) -> list:
-    """Run a fused chain of navigation steps over ``inp``.
-
-    While exactly one item is in flight the walk works on that item directly (``cur``)
-    instead of building lists; it switches to list mode (``coll``) only when an element
-    repeats, and back when a step leaves a single item. Branches are ordered by how
-    often they occur in real views (member access first).
-    """
-    coll: list | None
-    if len(inp) == 1:
-        cur, coll = inp[0], None
-    else:
-        cur, coll = None, inp
-    for kind, a, b in steps:
-        if coll is None:
-            if kind == MEMBER:
-                if type(cur) is not dict:
-                    return []
-                v = cur.get(a)
-                if v is None and (not b or (v := _scan_choice(cur, a)) is None):
-                    return []
-                if type(v) is list:
-                    n = len(v)
-                    if n == 1:
-                        cur = v[0]
-                        if cur is None:
-                            return []
-                    elif n == 0:
-                        return []
-                    else:
-                        coll = v if None not in v else [x for x in v if x is not None]
-                else:
-                    cur = v
-            elif kind <= LAST:
-                continue  # first()/last() of a single item is that item
-            elif kind == CHOICE:
-                if type(cur) is not dict:
-                    return []
-                v = cur.get(a)
-                if v is None:
-                    if b[0] not in cur:
-                        return []
-                    coll = _choice_all([cur], a, b[0], b[1])
-                    if len(coll) <= 1:
-                        if not coll:
-                            return []
-                        cur, coll = coll[0], None
-                elif type(v) is list:
-                    coll = [x for x in v if x is not None]
-                    if len(coll) <= 1:
-                        if not coll:
-                            return []
-                        cur, coll = coll[0], None
-                else:
-                    cur = v
-            elif kind == REFKEY:
-                cur = reference_key(cur, a)
-                if cur is None:
-                    return []
-            elif kind == INDEX:
-                if a != 0:
-                    return []
-            elif kind == TYPE:
-                if type(cur) is not dict or cur.get("resourceType") != a:
-                    return []
-            elif not matches_type(cur, a):  # OFTYPE
-                return []
-        else:
-            if kind == MEMBER:
-                coll = _member_all(coll, a, b)
-            elif kind == FIRST:
-                coll = coll[:1]
-            elif kind == LAST:
-                coll = coll[-1:]
-            elif kind == CHOICE:
-                coll = _choice_all(coll, a, b[0], b[1])
-            elif kind == REFKEY:
-                coll = [k for k in (reference_key(x, a) for x in coll) if k is not None]
-            elif kind == INDEX:
-                coll = coll[a : a + 1] if a >= 0 else []
-            elif kind == TYPE:
-                coll = [x for x in coll if type(x) is dict and x.get("resourceType") == a]
-            else:
-                coll = [x for x in coll if matches_type(x, a)]
-            if len(coll) <= 1:
-                if not coll:
-                    return []
-                cur, coll = coll[0], None
-    return [cur] if coll is None else coll
-
-
-def _fast_chain(steps: tuple) -> Expr | None:
-    """A quicker equivalent of ``partial(walk, steps=steps)`` for the usual chain shape.
-
-    Most column paths are member names with ``first()``/``[0]``/``ofType()`` in between,
-    optionally ending in ``getReferenceKey()``, and most FHIR elements hold one item. While
-    the walk stays on one item, ``first()`` and ``[0]`` are no-ops, so only the member
-    lookups need to run; anything else (a repeating element, a missing choice element)
-    hands the remaining steps to :func:`walk`. Returns None for other shapes.
-    """
-    members: list[tuple[str, bool, tuple, int]] = []
-    refkey: tuple[str | None] | None = None
-    for i, (kind, a, b) in enumerate(steps):
-        if kind == MEMBER or kind == CHOICE:
-            # A fallback (choice scan, or the base element of ofType) is left to walk().
-            members.append((a, kind == CHOICE or bool(b), steps[i + 1 :], i))
-        elif kind == FIRST or kind == LAST or (kind == INDEX and a == 0):
-            continue
-        elif kind == REFKEY and i == len(steps) - 1:
-            refkey = (a,)
-        else:
-            return None
-    if not members:
-        return None
-    members_t = tuple(members)
-
-    def chain(inp: list, env: Env) -> list:
-        if len(inp) != 1:
-            return walk(inp, env, steps)
-        cur = inp[0]
-        for key, fallback, rest, i in members_t:
-            if type(cur) is not dict:
-                return []
-            v = cur.get(key)
-            if v is None:
-                return walk([cur], env, steps[i:]) if fallback else []
-            if type(v) is list:
-                if len(v) != 1 or v[0] is None:
-                    if None in v:
-                        v = [x for x in v if x is not None]
-                    return walk(v, env, rest) if v else []
-                cur = v[0]
-            else:
-                cur = v
-        if refkey is not None:
-            cur = reference_key(cur, refkey[0])
-            if cur is None:
-                return []
-        return [cur]
-
-    return chain
-
-
-def _type_hint(steps: list[tuple]) -> str | None:
-    """Static FHIR type of a chain's result when its last step names it (for boundary functions)."""
-    if not steps:
-        return None
-    kind, a, b = steps[-1]
-    if kind == CHOICE:
-        return str(b[1])
-    if kind == OFTYPE:
-        return str(a)
-    if kind == MEMBER:
-        for suffix, hint in (("DateTime", "dateTime"), ("Instant", "instant"), ("Date", "date"), ("Time", "time")):
-            if a.endswith(suffix):
-                return hint
-    return None
+_TRUE = [True]
+_FALSE = [False]
 
 
 class Compiler:
@@ -411,7 +199,7 @@ class Compiler:
             if self._chain_step(step, pending, at_root=head is None and i == 0):
                 continue
             if pending:
-                hint = _type_hint(pending)
+                hint = type_hint(pending)
                 invs.append(_chain_inv(tuple(pending)))
                 pending = []
             only_chain = False
@@ -425,7 +213,7 @@ class Compiler:
         if head_fn is None and only_chain and steps:
             # The common case: one fused chain, called without any wrapper frame.
             chain_steps = tuple(pending)
-            return _fast_chain(chain_steps) or partial(walk, steps=chain_steps)
+            return fast_chain(chain_steps) or partial(walk, steps=chain_steps)
         if head_fn is None and len(invs) == 2 and isinstance(steps[-1], Call) and not steps[-1].args:
             # `chain.exists()` / `chain.empty()`: test the chain result directly.
             chain, name = getattr(invs[0], "steps", None), steps[-1].name

@@ -14,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .chain import CHOICE_BASES
 from .errors import FHIRPathError
 from .operators import single, to_bool, union_of
+from .parser import Binary, Member
 from .values import boundary, matches_type, reference_key
 
 if TYPE_CHECKING:
-    from .fhirpath import Compiler, Env, Expr, Inv
+    from .chain import Env, Expr, Inv
+    from .fhirpath import Compiler
     from .parser import Call
 
 Factory = Callable[["Compiler", tuple, "str | None"], "Inv"]
@@ -127,8 +130,6 @@ def _all(compiler: Compiler, args: tuple, hint: str | None) -> Inv:
 
 def _member_equals_literal(compiler: Compiler, node: Any) -> tuple[str, str] | None:
     """Recognize ``name = 'text'`` (either order), the usual shape of a where() criterion."""
-    from .fhirpath import CHOICE_BASES
-    from .parser import Binary, Member
 
     if not isinstance(node, Binary) or node.op != "=":
         return None

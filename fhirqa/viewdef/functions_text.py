@@ -18,7 +18,8 @@ from .operators import single, union_of
 from .values import equals
 
 if TYPE_CHECKING:
-    from .fhirpath import Compiler, Env, Inv
+    from .chain import Env, Inv
+    from .fhirpath import Compiler
 
 
 # --------------------------------------------------------------------------- strings

@@ -13,7 +13,7 @@ from .errors import FHIRPathError
 from .values import arithmetic, compare, equals, equivalent
 
 if TYPE_CHECKING:
-    from .fhirpath import Env
+    from .chain import Env
 
 Expr = Callable[[list, "Env"], list]
 

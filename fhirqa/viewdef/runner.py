@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .chain import Env, Expr
 from .errors import ViewDefinitionError
-from .fhirpath import Compiler, Env, Expr
+from .fhirpath import Compiler
 from .parser import parse
 
 Gen = Callable[[list, Env, int], list[tuple]]

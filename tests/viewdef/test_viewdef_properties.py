@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fhirqa.viewdef import ViewDefinitionError, compile_fhirpath, compile_view
-from fhirqa.viewdef.fhirpath import CHOICE, FIRST, INDEX, LAST, MEMBER, REFKEY, Env, _fast_chain, walk
+from fhirqa.viewdef.chain import CHOICE, FIRST, INDEX, LAST, MEMBER, REFKEY, Env, fast_chain, walk
 from fhirqa.viewdef.functions import supported_functions
 from fhirqa.viewdef.parser import parse
 from fhirqa.viewdef.values import arithmetic, compare
@@ -190,6 +190,6 @@ CHAIN_STEPS = st.lists(
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(CHOICE_TREES, min_size=0, max_size=2), CHAIN_STEPS)
 def test_fast_chain_agrees_with_walk(focus: list, steps: tuple) -> None:
-    fast = _fast_chain(steps)
+    fast = fast_chain(steps)
     if fast is not None:
         assert fast(focus, Env()) == walk(focus, Env(), steps)
