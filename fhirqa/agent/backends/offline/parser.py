@@ -23,7 +23,7 @@ _VIEW_CUES: list[tuple[str, str]] = [
                   r"\bemergency\b|\binpatient\b|\boutpatient\b|\bambulatory\b|\bappointments?\b|\bwellness\b|\bseen\b"),
     ("procedure", r"\bprocedures?\b|\bsurger\w*|\boperations?\b|\bunderw[ae]nt\b|\bunderg\w*|\bperformed\b"),
     ("medication", r"\bprescri\w*|\bmedications?\b|\bmedicines?\b|\bmeds?\b|\bdrugs?\b|\btaking\b|\btakes?\b|\bdos(?:e|es|age|ing)\b|"
-                   r"\b\d+\s*(?:mg|mcg|g|units?)\b|\btablets?\b|\bpills?\b|\badministered\b|\bdispensed\b|\brefills?\b|\bstarted on\b|\bput on\b|\bon\b"),
+                   r"\b\d+\s*(?:mg|mcg|g|units?)\b|\btablets?\b|\bpills?\b|\badministered\b|\bdispensed\b|\brefills?\b|\bstarted on\b|\bput on\b"),
     ("condition", r"\bdiagnos\w*|\bconditions?\b|\bproblems?\b|\bhistory of\b|\bhx\b|\bdisease\b|\bdisorders?\b|\bsuffer\w*|\bcomorbid\w*"),
     ("note", r"\bnotes?\b|\bdocumented\b|\bmentioned\b|\bcharted\b"),
     ("observation", r"\blabs?\b|\bmeasur\w*|\btested\b|\bchecked\b|\breadings?\b|\bvitals?\b|\blevels?\b|\bvalues?\b|\bresults?\b|\bscores?\b"),
@@ -65,6 +65,7 @@ _STOP = set(
     healthcare health-care medical orders order ordered written file on-file documented any kind sort
     still anymore presently present also again ago last-known known age averaged calendar readings
     reading checked labs can could you pull show tell get find give see look need want know
+    allergy allergies allergic intolerance intolerances reaction reactions
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
     """.split()
 )

@@ -139,9 +139,9 @@ def encounter_records(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tup
         pq.entity = ""  # "trip to the ER": the class is the whole question
     found = yield ("get_resources", {"view": "encounter"})
     if not found.get("count"):
-        return None
+        return ("encounter", found)
     by_class = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": pq.encounter_class, "field": "class_code"})
-    return ("encounter", by_class) if by_class.get("count") else None
+    return ("encounter", by_class)
 
 
 def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Scope | Call]:
@@ -152,6 +152,8 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
     view, result = found
     if result.get("ambiguous"):
         return _ambiguous(result, pq.entity)
+    if not result.get("count"):
+        return final([], f"The record has no {_class_label(pq)} encounters.", status="no-data")
     handle = result["handle"]
     if pq.intent in NUMERIC_INTENTS and view == "observation":
         # Only results with a number answer a numeric question (a panel row or a text result does not).
@@ -214,6 +216,14 @@ def item_groups(items: list[str]) -> list[list[str]]:
     return list(groups.values())
 
 
+def label(row: dict[str, Any], default: str = "") -> str:
+    """What a row is called, whichever view it came from (an encounter by its type or class)."""
+    for key in ("name", "medication_name", "type_name", "class_name", "note_type"):
+        if row.get(key):
+            return str(row[key])
+    return default or "record"
+
+
 def _row_time(row: dict[str, Any]) -> str | None:
     for key in ("time", "start_time", "onset_time", "recorded_time", "authored_on"):
         if row.get(key):
@@ -245,7 +255,7 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
         row = (yield ("find_extreme", {"records": handle, "mode": pq.aggregate}))["row"]
         value, unit = _row_value(view, row)
         word = "highest" if pq.aggregate == "max" else "lowest"
-        yield final([value], f"The {word} {row.get('name', pq.entity)}{window} was {_with_unit(value, unit)} on {_day(row.get('time'))}.", unit=unit)
+        yield final([value], f"The {word} {label(row, pq.entity)}{window} was {_with_unit(value, unit)} on {_day(row.get('time'))}.", unit=unit)
         return
     result = yield ("aggregate", {"records": handle, "op": pq.aggregate})
     unit = result.get("unit")
@@ -300,11 +310,24 @@ def plan_count(pq: ParsedQuestion) -> Plan:
     yield final([counted["count"]], f"{counted['count']} {label}{window}.")
 
 
+def _class_label(pq: ParsedQuestion) -> str:
+    return {"IMP": "inpatient", "EMER": "emergency", "AMB": "ambulatory", "VR": "virtual", "HH": "home health",
+            "WELLNESS": "wellness"}.get(pq.encounter_class or "", "matching")
+
+
 def plan_exists(pq: ParsedQuestion) -> Plan:
-    """Yes/no: is the item anywhere in the record (within the window)? True negatives say what was searched."""
-    located = yield from find_records(pq)
+    """Yes/no: is the item anywhere in the record (within the window)? True negatives say what was searched.
+
+    A question that names its kind of record ("allergic to", "prescribed", "vaccinated") is answered from
+    that kind only: penicillin on the medication list is not a penicillin allergy.
+    """
+    located = yield from encounter_records(pq)
+    if located is not None and not located[1].get("count"):
+        yield final([False], f"No: the record has no {_class_label(pq)} encounters.")
+        return
+    located = located or (yield from find_records(pq, views=[v for v in pq.views if v in pq.hinted] or None))
     if located is None:
-        searched = ", ".join(pq.views[:4])
+        searched = ", ".join([v for v in pq.views if v in pq.hinted] or pq.views[:4])
         yield final([False], f"No: nothing matching '{pq.entity}' in the record (searched {searched}).")
         return
     view, found = located
@@ -316,7 +339,7 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
         yield final([False], f"No {pq.entity} {pq.window.label if pq.window else ''}, although the record has it at other times.")
         return
     row = (yield ("get_by_index", {"records": filtered.get("handle") or found["handle"], "index": -1}))["row"]
-    name = row.get("name") or row.get("medication_name") or pq.entity
+    name = label(row, pq.entity)
     yield final([True], f"Yes: {name}, most recently on {_day(_row_time(row))}.")
 
 
@@ -355,7 +378,7 @@ def plan_time_of(pq: ParsedQuestion) -> Plan:
     row = (yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1}))["row"]
     when = _row_time(row)
     word = "first" if pq.position == "first" else "last"
-    name = row.get("name") or row.get("medication_name") or pq.entity
+    name = label(row, pq.entity)
     yield final([when], f"The {word} {name} was on {_day(when)}.")
 
 
@@ -369,7 +392,7 @@ def plan_time_since(pq: ParsedQuestion) -> Plan:
     row = (yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1}))["row"]
     when = _row_time(row)
     offset = yield ("calculate_time_offset", {"start": when, "unit": pq.time_unit})
-    yield final([offset["value"]], f"{_fmt(offset['value'])} {pq.time_unit} since {row.get('name') or row.get('medication_name') or pq.entity} on {_day(when)}.",
+    yield final([offset["value"]], f"{_fmt(offset['value'])} {pq.time_unit} since {label(row, pq.entity)} on {_day(when)}.",
                 unit=pq.time_unit)
 
 
@@ -396,7 +419,7 @@ def plan_change(pq: ParsedQuestion) -> Plan:
         return
     view, first, last, diff = got
     unit = _row_value(view, last)[1]
-    yield final([diff["difference"]], f"{last.get('name', pq.entity)} went from {_with_unit(*_row_value(view, first))} on {_day(first.get('time'))} "
+    yield final([diff["difference"]], f"{label(last, pq.entity)} went from {_with_unit(*_row_value(view, first))} on {_day(first.get('time'))} "
                 f"to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))}: a change of {_with_unit(diff['difference'], unit)}.", unit=unit)
 
 
@@ -413,7 +436,7 @@ def plan_trend(pq: ParsedQuestion) -> Plan:
     base = _row_value(view, first)[0]
     relative = diff["difference"] / abs(base) if base else 0.0
     trend = "increasing" if relative > TREND_THRESHOLD else "decreasing" if relative < -TREND_THRESHOLD else "stable"
-    yield final([trend], f"{trend.capitalize()}: {last.get('name', pq.entity)} went from {_with_unit(*_row_value(view, first))} "
+    yield final([trend], f"{trend.capitalize()}: {label(last, pq.entity)} went from {_with_unit(*_row_value(view, first))} "
                 f"on {_day(first.get('time'))} to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))} ({relative:+.0%}).")
 
 
@@ -517,7 +540,7 @@ def plan_after_drug(pq: ParsedQuestion) -> Plan:
     row = (yield ("get_by_index", {"records": after["handle"], "index": 0 if pq.position == "first" else -1}))["row"]
     value, unit = _row_value(view, row)
     word = "first" if pq.position == "first" else "most recent"
-    yield final([value], f"The {word} {row.get('name', pq.entity)} after {drug_name} started on {_day(started)} was "
+    yield final([value], f"The {word} {label(row, pq.entity)} after {drug_name} started on {_day(started)} was "
                 f"{_with_unit(value, unit)} on {_day(row.get('time'))}.", unit=unit)
 
 
