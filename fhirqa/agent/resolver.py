@@ -21,8 +21,9 @@ _FILLER = frozenset(
 )
 # Specimen / property / method qualifiers in LOINC-style names that do not tell analytes apart.
 _QUALIFIERS = re.compile(
-    r"\[[^\]]*\]|\([^)]*\)|\b(?:in|by|from)\s+(?:serum|plasma|blood|urine|serum or plasma|arterial blood|venous blood|"
-    r"capillary blood|body fluid)\b.*$|\bby (?:automated count|calculation|manual count|test strip|cdc|ckd-epi|mdrd)\b.*$"
+    # Blood, serum and plasma are one specimen for a clinician; urine and other fluids are not.
+    r"\[[^\]]*\]|\([^)]*\)|\b(?:in|by|from)\s+(?:serum or plasma|serum|plasma|blood|arterial blood|venous blood|"
+    r"capillary blood)\b(?!\s+(?:and|or)\s+urine).*$|\bby (?:automated count|calculation|manual count|test strip|cdc|ckd-epi|mdrd)\b.*$"
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
 FUZZY_THRESHOLD = 0.62
