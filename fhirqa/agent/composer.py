@@ -35,6 +35,33 @@ def _tool_message(call: ToolCall, result: dict[str, Any]) -> Message:
     return Message("tool", orjson.dumps(result, default=str).decode(), tool_call_id=call.id, name=call.name)
 
 
+KEEP_FULL_RESULTS = 2  # the latest tool results stay whole; older ones shrink to their summary
+_BULKY = ("preview", "rows", "values", "groups", "patients", "nearest_before", "nearest_after")
+
+
+def compact(messages: list[Message]) -> list[Message]:
+    """The conversation as sent to a model: older tool results keep their summary, not their rows.
+
+    Handles, counts and values stay, so the model can still refer to every earlier result; the rows it
+    has already seen are what would otherwise be re-sent on every turn.
+    """
+    tool_positions = [i for i, m in enumerate(messages) if m.role == "tool"]
+    old = set(tool_positions[:-KEEP_FULL_RESULTS])
+    out = []
+    for index, message in enumerate(messages):
+        if index in old:
+            data = orjson.loads(message.content)
+            for key in _BULKY:
+                if isinstance(data.get(key), list) and len(data[key]) > 2:
+                    data[key] = data[key][:2] + [f"… {len(data[key]) - 2} more (shown earlier)"]
+                elif isinstance(data.get(key), dict):
+                    data[key] = "(shown earlier)"
+            message = Message("tool", orjson.dumps(data, default=str).decode(), tool_call_id=message.tool_call_id,
+                              name=message.name)
+        out.append(message)
+    return out
+
+
 def compose(
     backend: Backend,
     ctx: ToolContext,
@@ -52,7 +79,7 @@ def compose(
     out = CompositionResult(final=None)
     for round_number in range(1, max_rounds + 1):
         out.rounds = round_number
-        turn = backend.complete(messages, tools, role="composer")
+        turn = backend.complete(compact(messages), tools, role="composer")
         out.prompt_tokens += turn.prompt_tokens
         out.completion_tokens += turn.completion_tokens
         if turn.text:

@@ -98,11 +98,11 @@ def ask(
     label = _patient_label(rows, patient_id)
     routing = planner.route(model, question, moment, label)
     fields = {view: specialists.fields_for(view, question) for view in routing.views}
-    system = _prompt("composer").format(
-        views=specialists.describe(fields), skills=planner.skills_text(question, model.name)
-    )
+    skills = planner.retrieve_skills(question, model.name)
+    system = _prompt("composer").format(views=specialists.describe(fields), skills=planner.skills_text(skills))
     user = f"Question: {question}\nPatient: {label}\nNow: {moment.isoformat()}"
-    result = compose(model, ctx, system, user, tool_specs())
+    offered = planner.tools_for(skills, tool_specs(), model.name)
+    result = compose(model, ctx, system, user, offered)
 
     final = result.final or {"answer": [], "status": "error", "text": f"No answer: {result.stop_reason}."}
     status = final.get("status", "answered")
@@ -125,6 +125,8 @@ def ask(
             "rounds": result.rounds,
             "stop": result.stop_reason,
             "notes": result.thoughts[:3],
+            "skills": [s.name for s in skills],
+            "tools_offered": [t["name"] for t in offered],
         },
     )
     return _finish(answer, started)

@@ -72,13 +72,63 @@ def _parse_views(text: str) -> list[str]:
     return [v for v in known if re.search(rf"\b{v}\b", text)][:3]
 
 
-def skills_text(question: str, backend_name: str, k: int = 3) -> str:
-    """The top-k skills for ``question`` as prompt text (LLM backends only: the offline one never reads it)."""
+def retrieve_skills(question: str, backend_name: str, k: int = 2) -> list[Any]:
+    """The top-k skills for ``question`` (LLM backends only: the offline one never reads them)."""
     if backend_name == "offline":
-        return ""
+        return []
     try:
-        from fhirqa.agent.skills import SkillIndex, load_skills
+        from fhirqa.agent.skills import default_index
     except ImportError:
-        return ""
-    index = SkillIndex(load_skills())
-    return "\n\n".join(f"## {s.name}\n{s.body}" for s in index.search(question, k=k))
+        return []
+    return default_index().search(question, k=k)
+
+
+def skills_text(skills: list[Any]) -> str:
+    """Skills as prompt text: each skill's steps and failure indicators (the parts that change what a model does)."""
+    parts = []
+    for skill in skills:
+        body = str(getattr(skill, "body", ""))
+        kept = [_section(body, "Steps")]
+        parts.append(f"## {skill.name}\n" + "\n".join(k for k in kept if k))
+    return "\n\n".join(parts) or "(none)"
+
+
+def _section(body: str, title: str) -> str:
+    match = re.search(rf"^## {title}\s*$(.*?)(?=^## |\Z)", body, re.MULTILINE | re.DOTALL)
+    return f"{title}:{match.group(1).rstrip()}" if match else ""
+
+
+def compact_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A spec as sent to an LLM: the first sentence of each description, enums and types kept.
+
+    Derived from ``tools/*.json`` (the single source), so the full text stays the documentation.
+    """
+
+    def first_sentence(text: str) -> str:
+        return re.split(r"(?<=[.;])\s", text.strip(), maxsplit=1)[0]
+
+    params = spec.get("parameters", {})
+    properties = {}
+    for name, schema in params.get("properties", {}).items():
+        slim = {k: v for k, v in schema.items() if k != "description"}
+        if schema.get("description") and "enum" not in schema:
+            slim["description"] = first_sentence(schema["description"])[:90]
+        properties[name] = slim
+    return {"name": spec["name"], "description": first_sentence(spec.get("description", "")),
+            "parameters": {**params, "properties": properties}}
+
+
+ALWAYS_OFFERED = ("get_resources", "filter_by_date", "filter_by_value", "get_by_index", "final_answer")
+
+
+def tools_for(skills: list[Any], specs: list[dict[str, Any]], backend_name: str) -> list[dict[str, Any]]:
+    """The tool specs offered to the composer: for an LLM, the ones the retrieved skills use plus the basics.
+
+    Every spec costs prompt tokens on every turn, so offering fourteen tools to a question that needs
+    four is the largest avoidable cost of an LLM answer. The offline backend gets them all (it sends nothing).
+    """
+    if backend_name == "offline" or not skills:
+        return specs
+    text = " ".join(str(getattr(s, "body", "")) for s in skills)
+    wanted = {spec["name"] for spec in specs if spec["name"] in ALWAYS_OFFERED or re.search(rf"\b{spec['name']}\b", text)}
+    return [compact_spec(spec) for spec in specs if spec["name"] in wanted]

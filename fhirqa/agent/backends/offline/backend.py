@@ -60,7 +60,10 @@ class OfflineBackend:
         """The next tool call of the plan, given the results so far."""
         pq = self.parsed(messages)
         if role == "planner":
-            return ModelTurn(text=orjson.dumps({"views": pq.views[:3], "parse": pq.to_trace()}).decode())
+            # The views the question points at, else the first one the plan will try: a narrow route keeps
+            # the composer's prompt small for LLM backends that reuse this routing.
+            routed = [v for v in pq.views if v in pq.hinted][:2] or pq.views[:1]
+            return ModelTurn(text=orjson.dumps({"views": routed, "parse": pq.to_trace()}).decode())
         results = [orjson.loads(m.content) for m in messages if m.role == "tool"]
         if results and results[-1].get("ok") is False:
             # A deterministic plan that trips over a tool error is a gap in the plan: say so, do not guess.
