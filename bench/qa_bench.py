@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             times.append(ask(q, patient_id=pid, now=now, db=args.db).latency_ms)
     print(f"  fhirqa offline      median {statistics.median(times):7.1f} ms   p95 {p95(times):7.1f} ms")
 
-    bundle_path = next((p for p in SHARED.glob("*.json") if pid in p.name), None)
+    bundle_path = next((p for p in sorted(SHARED.glob("*.json")) if pid in p.read_text(encoding="utf-8")), None)
     if bundle_path is not None:
         bundle = json.loads(bundle_path.read_text())
         baseline = []
