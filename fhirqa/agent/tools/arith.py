@@ -61,7 +61,7 @@ def calculate_difference(ctx: ToolContext, a: Any, b: Any) -> dict[str, Any]:
     """a − b: a number for numbers; for two dates, the difference in days plus a calendar breakdown."""
     kind, va, vb, _ = _pair(a, b)
     if kind == "number":
-        return {"ok": True, "difference": _plain(va - vb), "a": a, "b": b}
+        return {"ok": True, "difference": _plain(round(va - vb, 10)), "a": a, "b": b}
     seconds = (va - vb).total_seconds()
     days = seconds / 86400
     early, late = sorted((va, vb))
