@@ -99,7 +99,7 @@ def test_compare_values_numbers_and_dates():
 
 def test_calculate_difference_numbers_and_dates_with_breakdown():
     ctx = make_ctx()
-    assert call(ctx, "calculate_difference", a=7.4, b=6.1)["difference"] == 7.4 - 6.1
+    assert call(ctx, "calculate_difference", a=7.4, b=6.1)["difference"] == 1.3  # not 1.2999999999999998
     assert call(ctx, "calculate_difference", a=10, b=4)["difference"] == 6
     dates = call(ctx, "calculate_difference", a="2024-05-02", b="2023-02-01")
     assert dates["difference_days"] == 456 and dates["text"] == "1 year, 3 months, 1 day"
