@@ -111,11 +111,17 @@ def compact_spec(spec: dict[str, Any]) -> dict[str, Any]:
     properties = {}
     for name, schema in params.get("properties", {}).items():
         slim = {k: v for k, v in schema.items() if k != "description"}
-        if schema.get("description") and "enum" not in schema:
-            slim["description"] = first_sentence(schema["description"])[:90]
+        if schema.get("description") and "enum" not in schema and name not in _SELF_EXPLANATORY:
+            slim["description"] = first_sentence(schema["description"])[:80]
         properties[name] = slim
+    slim_params = {k: v for k, v in params.items() if k not in ("properties", "additionalProperties")}
     return {"name": spec["name"], "description": first_sentence(spec.get("description", "")),
-            "parameters": {**params, "properties": properties}}
+            "parameters": {**slim_params, "properties": properties}}
+
+
+# Parameter names whose meaning the system prompt and the tool description already carry.
+_SELF_EXPLANATORY = frozenset({"records", "view", "item", "index", "mode", "op", "start", "end", "text", "answer",
+                               "status", "unit", "a", "b", "field"})
 
 
 ALWAYS_OFFERED = ("get_resources", "filter_by_date", "filter_by_value", "get_by_index", "final_answer")
