@@ -40,8 +40,9 @@ def _category_matches(value: Any, wanted: str) -> bool:
 
 def get_resources(ctx: ToolContext, view: str, item: str | None = None, codes: list[str] | None = None,
                   kind: str | None = None, category: str | None = None,
-                  fields: list[str] | None = None) -> dict[str, Any]:
-    """The patient's rows of ``view``, optionally narrowed to an item, codes, a medication kind or a category."""
+                  fields: list[str] | None = None, numeric: bool = False) -> dict[str, Any]:
+    """The patient's rows of ``view``, optionally narrowed to an item, codes, a medication kind, a category,
+    or (``numeric``) to rows with a number in the view's value field."""
     meta = info(view)
     if fields:
         shown_fields(RecordSet(view, [], ""), fields)  # a bad field is reported before any work
@@ -71,6 +72,12 @@ def get_resources(ctx: ToolContext, view: str, item: str | None = None, codes: l
             raise ToolError(f"kind= applies to the medication view only, not {view}")
         rows = [r for r in rows if r.get(meta.kind_field) == kind]
         steps.append(f"kind = {kind}")
+    if numeric:
+        if meta.value_field is None:
+            raise ToolError(f"view {view} has no numeric value field; drop numeric=")
+        value_field = meta.value_field
+        rows = [r for r in rows if isinstance(r.get(value_field), int | float) and not isinstance(r.get(value_field), bool)]
+        steps.append(f"{value_field} is a number")
     if category is not None:
         if meta.category_field is None:
             raise ToolError(f"view {view} has no category field; drop category=")

@@ -63,7 +63,7 @@ def find_records(pq: ParsedQuestion, views: list[str] | None = None, entity: str
         args: dict[str, Any] = {"view": view}
         if entity:
             args["item"] = entity
-        args.update({k: v for k, v in filters.items() if v is not None and (k != "kind" or view == "medication")})
+        args.update({k: v for k, v in filters.items() if v is not None and _applies(k, view)})
         result = yield ("get_resources", args)
         fuzzy = str(result.get("resolved_by", "")).startswith("fuzzy")
         if result.get("ambiguous") and not fuzzy:
@@ -80,6 +80,11 @@ def find_records(pq: ParsedQuestion, views: list[str] | None = None, entity: str
         return fallback
     pq.notes.append("candidates: " + "; ".join(candidates[:5]))
     return None
+
+
+def _applies(name: str, view: str) -> bool:
+    """Whether a get_resources filter means anything for ``view`` (kind: medications; numeric: results)."""
+    return {"kind": view == "medication", "numeric": view == "observation"}.get(name, True)
 
 
 def _no_match(pq: ParsedQuestion, what: str) -> Call:
@@ -146,7 +151,8 @@ def encounter_records(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tup
 
 def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Scope | Call]:
     """Records for the entity within the window, or the final call that says why there are none."""
-    found = (yield from encounter_records(pq)) or (yield from find_records(pq))
+    numeric = pq.intent in NUMERIC_INTENTS
+    found = (yield from encounter_records(pq)) or (yield from find_records(pq, numeric=numeric or None))
     if found is None:
         return _no_match(pq, what)
     view, result = found
@@ -155,11 +161,6 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
     if not result.get("count"):
         return final([], f"The record has no {_class_label(pq)} encounters.", status="no-data")
     handle = result["handle"]
-    if pq.intent in NUMERIC_INTENTS and view == "observation":
-        # Only results with a number answer a numeric question (a panel row or a text result does not).
-        numeric = yield ("filter_by_value", {"records": handle, "op": "exists", "field": "value"})
-        if numeric.get("count"):
-            handle = numeric["handle"]
     filtered = yield from windowed(pq, handle)
     if filtered.get("count") == 0:
         return _empty_window(pq, what, filtered)
