@@ -166,11 +166,12 @@ def select(candidates: Sequence[Question], target: int, rng: random.Random, usag
     while len(chosen) < target:
         progressed = False
         for key in keys:
-            group = [q for q in groups[key] if patterns[pattern_of(q)] < caps.get(pattern_of(q).split("/", 1)[1], target)]
+            group = [(j, q) for j, q in enumerate(groups[key])
+                     if patterns[pattern_of(q)] < caps.get(pattern_of(q).split("/", 1)[1], target)]
             if not group or len(chosen) >= target:
                 continue
-            pick = min(group, key=lambda q: rank(q, group.index(q)))
-            groups[key].remove(pick)
+            j, pick = min(group, key=lambda jq: rank(jq[1], jq[0]))
+            del groups[key][j]
             chosen.append(pick)
             patterns[pattern_of(pick)] += 1
             forms[pick.template.rsplit("/", 1)[1].split(".")[0]] += 1
