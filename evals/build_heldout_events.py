@@ -78,10 +78,16 @@ SINCE_RX = {"short": ["{u} since last {x} Rx?", "time since {x} last ordered, in
 ONSET_YEARS = {"short": ["yrs since {x} dx?", "{x} duration in yrs?"],
                "ask": ["How many years has {s} had {x}?", "Could you tell me how long, in years, {s} has had {x}?"],
                "narr": ["The patient was diagnosed with {x} how many years ago?"]}
+# Synthea's doseQuantity has no unit (one dose): the daily dose is a number of doses, "times a day".
 DOSE = {"short": ["{x} doses/day?", "{x} daily dose?", "{x} per day?"],
         "ask": ["How many times a day does {s} take {x}?", "Could you tell me the daily dose of {x}?",
                 "I need {w} total daily {x} dose."],
         "narr": ["Per the latest prescription, how much {x} does the patient take each day?"]}
+# With a unit (mg, g, units) the daily dose is an amount: never ask "how many times a day".
+DOSE_AMOUNT = {"short": ["{x} {u}/day?", "{x} daily dose?", "total daily {x}, in {u}?"],
+               "ask": ["How many {u} of {x} does {s} take per day?", "Could you tell me the daily dose of {x}?",
+                       "I need {w} total daily {x} dose."],
+               "narr": ["Per the latest prescription, how much {x} does the patient take each day?"]}
 
 
 def say(ctx: Context, table: dict[str, list[str]], **slots: str) -> tuple[str, str]:
@@ -229,6 +235,8 @@ def gen_first_last_time(ctx: Context) -> list[Question]:
         t, ref = min(hits) if side == "first" else max(hits)
         table = WHEN.get(f"{pattern[:4]}-{side}", WHEN[side])
         text, form = say(ctx, table, x=name)
+        if pattern.startswith("cond") and len(hits) > 1:
+            continue  # "when was X diagnosed?" names no episode: asked only of single-episode conditions
         out.append(_q(ctx, "first_last_time", f"{side}-{pattern.split('-')[0]}", text, form, reg, "date",
                       tm.iso(t), [ref]))
     labs = [v for v in ctx.record.values if "laboratory" in v.category and v.time <= ctx.now]
@@ -287,7 +295,8 @@ def gen_daily_dose(ctx: Context) -> list[Question]:
         if latest.daily is None or latest.daily < 0.25 or sum(f.start == latest.start for f in hits) > 1:
             continue
         name, reg = ctx.name(concept, ("abbr", "full", "typo"))
-        text, form = say(ctx, DOSE, x=name)
+        unit = {"[iU]": "units"}.get(latest.dose_unit or "", latest.dose_unit)
+        text, form = say(ctx, DOSE_AMOUNT if unit else DOSE, x=name, u=unit or "")
         out.append(_q(ctx, "daily_dose", f"dose-{concept.key}", text, form, reg, "number",
                       round(latest.daily, 9), [latest.ref]))
     for q in out:
