@@ -287,6 +287,15 @@ class NoteIndex:
         columns = [f.name for f in self._schema() if with_vectors or f.name != "vector"]
         return query.select(columns).limit(None).to_arrow().to_pylist()
 
+    def coverage(self, patient_id: str) -> dict[str, Any]:
+        """How many indexed notes the patient has and the dates they span (for "nothing found" answers)."""
+        self.ensure(patient_id)
+        rows = (self.table().search().where(f"patient_id = {_quote_sql(patient_id)}").select(["note_id", "date"])
+                .limit(None).to_arrow().to_pylist())
+        dates = sorted(r["date"] for r in rows if r["date"])
+        return {"count": len({r["note_id"] for r in rows}), "first": dates[0] if dates else None,
+                "last": dates[-1] if dates else None}
+
     def search(self, patient_id: str, query: str, k: int = 5, since: str | date | datetime | None = None,
                until: str | date | datetime | None = None, section: str | None = None,
                mode: Mode = "hybrid", sync: bool = True) -> list[Hit]:

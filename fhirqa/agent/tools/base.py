@@ -74,6 +74,9 @@ class ToolContext:
     answer: dict[str, Any] | None = None  # set by final_answer
     # All patients' demographics, for find_patient; None whenever the question is about one patient.
     directory: Callable[[], list[dict[str, Any]]] | None = None
+    # The patient's notes for search_notes: an object with search(patient_id, query, k=, since=, until=, section=)
+    # (fhirqa.notes.NoteIndex); None means no notes.
+    notes: Any | None = None
 
     def add(self, records: RecordSet) -> str:
         """Store a record set and return its new handle."""
