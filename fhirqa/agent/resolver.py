@@ -32,7 +32,9 @@ FUZZY_THRESHOLD = 0.62
 def tokens(text: str) -> list[str]:
     """Lower-case word tokens with a light plural stem ("platelets" → "platelet")."""
     out = []
-    for token in _TOKEN.findall(text.lower()):
+    # "b12" and "B 12" are one name: split letters from digits on both sides of every comparison
+    text = re.sub(r"(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])", " ", text.lower())
+    for token in _TOKEN.findall(text):
         if len(token) > 4 and token.endswith("ies"):
             token = token[:-3] + "y"  # polypectomies → polypectomy
         elif len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):

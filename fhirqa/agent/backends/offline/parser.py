@@ -66,6 +66,7 @@ _STOP = set(
     still anymore presently present also again ago last-known known age averaged calendar readings
     reading checked labs can could you pull show tell get find give see look need want know
     allergy allergies allergic intolerance intolerances reaction reactions
+    mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
     """.split()
 )
@@ -102,6 +103,8 @@ class ParsedQuestion:
     lookup_name: str | None = None
     lookup_birth: str | None = None
     list_kind: str | None = None  # conditions | medications | allergies | immunizations …
+    category: str | None = None  # "bloodwork", "labs": any laboratory result
+    yes_no: bool = False  # asked as a yes/no question ("is she…", "could you check whether…")
     notes: list[str] = field(default_factory=list)
 
     def to_trace(self) -> dict:
@@ -119,7 +122,7 @@ class ParsedQuestion:
 _ENCOUNTER_CLASSES = [
     ("IMP", r"\binpatient\b|\badmissions?\b|\badmitted\b|\bhospitali[sz]\w*|\bhospital stays?\b|\bstays?\b"),
     ("EMER", r"\bemergency\b|\b(?:er|ed)\b|\bcasualty\b|\burgent\b"),
-    ("AMB", r"\bambulatory\b|\boutpatient\b|\boffice\b|\bclinic\b|\bprimary care\b"),
+    ("AMB", r"\bambulatory\b|\bamb\b|\boutpatient\b|\boutpt\b|\boffice\b|\bclinic\b|\bprimary care\b"),
     ("VR", r"\bvirtual\b|\btele(?:health|medicine|visit)\w*\b|\bvideo\b"),
     ("HH", r"\bhome health\b|\bhome visits?\b"),
     ("WELLNESS", r"\bwellness\b|\bcheck-?ups?\b|\bphysicals?\b|\bannual exam\b"),
@@ -145,23 +148,28 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
             text = re.sub(rf"\b{re.escape(name.lower())}(?:'s|s')?(?=\W|$)", " the patient ", text)
     text = re.sub(r"\s+", " ", text).strip()
     pq = ParsedQuestion(text=question, now=now)
+    text, pq.yes_no = _strip_frames(text)
+    text = _protect_terms(text)
     rest = text
 
     if _parse_lookup(pq, text):
         return pq
 
     # after-drug anchors come first: "first A1c after starting metformin" holds a second entity
+    drug_end = r"(?=\s*(?:[,.;?]|$)|\s+(?:was|were|is|in|on|during|over|within|what|the|latest|last|first|value|values)\b)"
+    subject = r"(?:she|he|they|i|the patient|this patient|patient|the pt|pt)"
     drug_match = re.search(
-        r"\b(?:after|since|following|post)\s+(?:(?:she|he|they|i|the patient|pt)\s+(?:was\s+|were\s+)?(?:started|began|begun|initiated|put)\s+(?:on\s+|taking\s+)?|"
+        rf"\b(?:after|since|following|post|once)\s+(?:{subject}\s+(?:was\s+|were\s+|got\s+)?(?:started|began|begun|initiated|put|went)\s+(?:on\s+|taking\s+)?|"
         r"(?:starting|beginning|initiating|initiation of|the start of|start of|being (?:started|put) on|going on|taking)\s+)"
-        r"(?:(?:a|an|the|my|his|her|their)\s+)?(?P<drug>[a-z0-9][a-z0-9 /\-]*?)(?:\s+(?:therapy|treatment|prescription|order|use))?"
-        r"(?=\s+(?:was|were|in|on|during|over|within)\b|$)",
+        rf"(?:(?:a|an|the|my|his|her|their)\s+)?(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)(?:\s+(?:therapy|treatment|prescription|order|use))?{drug_end}",
         rest,
     ) or re.search(
-        r"\b(?:after|since|following)\s+(?:(?:a|an|the|my|his|her|their)\s+)?(?:first\s+)?(?P<drug>[a-z0-9][a-z0-9 /\-]*?)\s+"
-        r"(?:(?:therapy|treatment|use)\s+)?(?:(?:was|were)\s+(?:started|prescribed|initiated|begun|ordered)|prescription|order|start)\b",
+        r"\b(?:after|since|following|once)\s+(?:(?:a|an|the|my|his|her|their)\s+)?(?:first\s+)?(?!(?:the\s+)?(?:patient|pt)\b)"
+        r"(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+(?:(?:therapy|treatment|use)\s+)?(?:(?:was|were)\s+(?:started|prescribed|initiated|begun|ordered)|prescription|order|start)\b",
         rest,
-    )
+    ) or re.search(r"\bpost[- ](?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+(?:start|initiation|initiated|started)\b", rest) or re.search(
+        r"\b(?:after|since|once)\s+(?:(?:a|an|the|my|his|her|their)\s+)?(?!(?:the\s+)?(?:patient|pt)\b)(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+"
+        r"(?:was\s+|were\s+)?(?:first\s+)?(?:began|begun|started|initiated|ordered|prescribed)\b", rest)
     if drug_match:
         pq.intent = "after_drug"
         pq.drug = drug_match.group("drug").strip()
@@ -190,6 +198,41 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     return pq
 
 
+# Requests wrapped around the question ("could you tell me whether …", "remind me …", "looking at the chart, …").
+_FRAMES = [
+    r"^(?:hey,? )?(?:(?:could|can|would|will) you(?: please)?|please|pls|kindly)\s+",
+    r"^(?:tell me|let me know|check|confirm|see|find out|show me|give me|pull up|remind me(?: of)?|i need(?: to know)?|"
+    r"i'd like(?: to know)?|i want(?: to know)?|do you know)\b\s*",
+    r"^(?:looking at|in|from|per|according to|going back to the start of|checking)\s+(?:this|the|her|his|my)\s+"
+    r"(?:patient'?s\s+|pt'?s\s+)?(?:chart|record|file|history)s?,?\s*",
+]
+_IF_WHETHER = re.compile(r"^(?:if|whether)\s+")
+
+
+def _strip_frames(text: str) -> tuple[str, bool]:
+    """The question without polite framing; True when the frame made it a yes/no question."""
+    changed = True
+    yes_no = False
+    while changed:
+        changed = False
+        for frame in _FRAMES:
+            stripped = re.sub(frame, "", text)
+            if stripped != text:
+                text, changed = stripped, True
+        if _IF_WHETHER.match(text):
+            text, yes_no, changed = _IF_WHETHER.sub("", text), True, True
+    return text, yes_no
+
+
+def _protect_terms(text: str) -> str:
+    """Join lexicon terms that contain grammar words ("total cholesterol", "white count") so cue words
+    inside them ("total", "count") are not read as intents; `_entity` restores the spaces."""
+    for term in _protected_terms():
+        if term in text:
+            text = re.sub(rf"\b{re.escape(term)}\b", term.replace(" ", "_"), text)
+    return text
+
+
 def _find_comparison(text: str) -> tuple[Comparison, tuple[int, int]] | None:
     for pattern, op in _OPS:
         m = re.search(rf"(?:{pattern})\s*(?:a |the )?(?:value of |level of )?{_NUMBER}{_UNIT_AFTER}", text)
@@ -204,13 +247,18 @@ def _find_comparison(text: str) -> tuple[Comparison, tuple[int, int]] | None:
 def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     """Intent, position, aggregate and their parameters from cue words."""
     first = re.search(r"\b(?:first|initial|earliest|baseline|original|oldest|1st|start|started|begin|began|initiated|commenced)\b", text)
-    pq.position = "first" if first else "last"
+    # "date of asthma dx" asks when it was diagnosed: the first time, unless the question says otherwise
+    diagnosed = re.search(r"\bdx\b|\bdiagnos\w*|\bonset\b", text) and not re.search(r"\b(?:last|latest|most recent|recent)\b", text)
+    pq.position = "first" if first or diagnosed else "last"
     if pq.intent == "after_drug":
         return
 
+    if re.search(r"\b(?:blood ?work|blood tests?|labs?|lab work|lab tests?|lab results?)\b", text) and not re.search(
+        r"\b(?:a1c|glucose|potassium|sodium|creatinine|cholesterol|hemoglobin)\b", text):
+        pq.category = "laboratory"
     if re.search(r"\bhow old\b|\bage\b|\byears old\b", text):
         # "how old was she when diagnosed with X", "age at X diagnosis": the age at an event
-        at_event = re.search(r"\b(?:when|at (?:the time of|her|his|their|the)?|at)\b.*\b(?:diagnos\w*|had|got|started|began|underw\w*|received|was given)\b|"
+        at_event = re.search(r"\b(?:when|at (?:the time of|her|his|their|the)?|at)\b.*\b(?:diagnos\w*|dx\S*|had|got|started|began|underw\w*|received|was given)\b|"
                              r"\bage (?:at|of)\b(?! death)|\bat what age\b", text)
         pq.intent = "age_at" if at_event else "age"
         pq.position = "first"
@@ -218,42 +266,42 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     demographic = _demographic(text)
     if demographic:
         pq.intent, pq.demographic = "demographic", demographic
-        if demographic == "deceased" and re.match(r"^(?:is|was|has|did|does)\b", text):
+        if demographic == "deceased" and (pq.yes_no or re.match(r"^(?:is|was|has|did|does)\b|.*\bdeceased$", text)):
             pq.demographic = "is_deceased"
         return
-    if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|\bin a day\b", text) \
-            and not re.search(r"\bhow many times a day\b", text):
+    if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|\bin a day\b", text):
         pq.intent = "daily_dose"
         return
     if re.search(r"\bby how much\b|\bhow much did\b|\bnet change\b|\bchange in\b", text):
         pq.intent = "change"
         return
-    if re.search(r"\btrend\w*\b|\bimprov\w*\b|\bworsen\w*\b|\bgetting (?:better|worse)\b|\bgoing (?:up|down)\b|\btrajectory\b|"
+    if re.search(r"\bheading\b|\bwhich way\b|\bup, down\b|\bup or down\b|\bflat\b|\btrend\w*\b|\bimprov\w*\b|\bworsen\w*\b|\bgetting (?:better|worse)\b|\bgoing (?:up|down)\b|\btrajectory\b|"
                  r"\b(?:rising|falling)\b|\bincreasing or decreasing\b|\bup or down\b|\bstable\b", text):
         pq.intent = "trend"
         return
     if re.search(r"\bchang\w*\b|\bdifference\b|\bdiffer\b|\bdelta\b|\bhow much (?:did|has|have|had)\b.*\b(?:go|gone|went|rise|rose|risen|fall|fell|fallen|drop|dropped|increase|increased|decrease|decreased|improve|improved)\b", text):
         pq.intent = "change"
         return
-    duration = re.search(r"\bhow long (?:has|have|had|did)\b|\bhow many (days|weeks|months|years) (?:has|have|had|did)\b.*\b(?:had|been|suffered|lived|taken|taking|on)\b|"
+    duration = re.search(r"\bduration\b|\bhow long\b.{0,20}\b(?:has|have|had|did)\b|\bhow many (days|weeks|months|years) (?:has|have|had|did)\b.*\b(?:had|been|suffered|lived|taken|taking|on)\b|"
                          r"\bfor how (?:long|many (days|weeks|months|years))\b", text)
     if duration:
         pq.intent, pq.position = "time_since", "first"
-        pq.time_unit = duration.group(1) or duration.group(2) or "years"
+        pq.time_unit = duration.group(1) or duration.group(2) or _unit_word(text) or "years"
         return
-    since = re.search(r"\bhow long (?:ago|since|has it been)\b|\bhow many (days|weeks|months|years) (?:since|ago|has it been|have passed|elapsed)\b|"
-                      r"\b(?:time|days|weeks|months|years) since\b|\bhow (?:many (days|weeks|months|years) )?ago\b", text)
-    if since:
+    since = re.search(r"\bhow long (?:ago|since|has it been)\b|\bhow many (?:full |whole |complete )?(\w+)\b.{0,40}\b(?:since|ago|passed|elapsed)\b|"
+                      r"\b(?:time|days|weeks|months|years|mos|yrs|wks|d|mo|yr) since\b|\bhow (?:many (\w+) )?ago\b", text)
+    if since and not re.match(r"^(?:how many|number of|#)\s+(?:\w+\s+){0,3}(?:visits|encounters|results|times|measurements|prescriptions|shots|doses)\b"
+                              r"(?!.{0,20}\b(?:since|ago) (?:the|her|his|my|their|pt'?s|patient'?s) (?:last|first|most recent)\b)", text):
         pq.intent = "time_since"
-        unit = since.group(1) or since.group(2) or re.search(r"\b(days|weeks|months|years)\b", text) and re.search(r"\b(days|weeks|months|years)\b", text).group(1)  # type: ignore[union-attr]
-        pq.time_unit = unit or "days"
+        pq.time_unit = _unit_word(text) or "days"
         return
-    if re.search(r"^(?:when|on what (?:date|day)|what (?:date|day)|which (?:date|day))\b|\bwhen (?:was|were|did|is|has|had)\b|\bwhat time\b|"
+    if re.search(r"^(?:when|on what (?:date|day)|what (?:date|day)|which (?:date|day))\b|\bwhen\b|\bon what (?:date|day)\b|\bwhat time\b|"
                  r"(?<!to )\bdates?\b(?! (?:of birth|range))", text):
         pq.intent = "time_of"
         return
-    yes_no = re.match(r"^(?:is|are|was|were|does|do|did|has|have|am)\b", text)
-    if yes_no and re.search(r"\bstill\b|\bcurrently\b|\bcurrent\b|\bactive\b|\bright now\b|\banymore\b|\bat present\b|\bpresently\b", text):
+    yes_no = pq.yes_no or re.match(r"^(?:is|are|was|were|does|do|did|has|have|am)\b", text)
+    terse_check = re.search(r"(?:^|\s|-)(?:still )?active$|^(?:currently |still )?on\b(?! average)|\bstill\b", text)
+    if (yes_no or terse_check) and re.search(r"\bstill\b|\bcurrently\b|\bcurrent\b|\bactive\b|\bright now\b|\banymore\b|\bat present\b|\bpresently\b|^(?:currently )?on\b(?! average)", text):
         pq.intent = "active_check"
         condition = re.search(r"\bproblems?\b|\bdiagnos\w*|\bconditions?\b|\bhave\b|\bhas\b|\bsuffer\w*", text)
         med = re.search(r"\btaking\b|\bon\b|\bmedications?\b|\bmeds?\b|\bprescri\w*|\bdrugs?\b", text)
@@ -262,10 +310,10 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         if pq.window and pq.window.start is not None and pq.window.end is not None:
             pq.at_time, pq.window = pq.window.end, None
         return
-    if re.search(r"\bproblem list\b|\bproblems? list\b", text):
+    if re.search(r"\bproblem list\b|\bproblems? list\b|\bactive (?:probs?|problems|dx|diagnoses)\b|\b(?:give|show|tell|list)\b.*\bconditions?\b.*\b(?:now|currently|active)\b", text):
         _active_list(pq, "condition")
         return
-    if re.search(r"\bmed(?:ication)?s? list\b|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b", text):
+    if re.search(r"\bmed(?:ication)?s? list\b|\bprescribed (?:right )?now\b|\b(?:on|prescribed) currently\b|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b", text):
         _active_list(pq, "medication")
         return
     active = re.search(r"\b(?:active|current|ongoing|present)\s+(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions?|allergies|drugs)\b|"
@@ -278,7 +326,7 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
             pq.at_time = pq.window.end
         pq.window = None
         return
-    if re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|\bcount of\b|\bhow many times\b|\btotal number\b", text):
+    if re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|\bcount\b|\bhow many times\b|\btotal number\b|(?:^|\s)#", text):
         pq.intent = "count"
         pq.encounter_class = _encounter_class(text)
         return
@@ -318,12 +366,24 @@ def _aggregate(text: str) -> str | None:
     return None
 
 
+def _unit_word(text: str) -> str | None:
+    """The time unit a question counts in ("mos since", "in yrs", "how many days")."""
+    m = re.search(r"\b(days?|d|weeks?|wks?|months?|mos?|years?|yrs?)\b", text)
+    if not m:
+        return None
+    unit = m.group(1).rstrip("s")
+    return {"d": "days", "day": "days", "week": "weeks", "wk": "weeks", "month": "months", "mo": "months",
+            "year": "years", "yr": "years"}[unit]
+
+
 def _demographic(text: str) -> str | None:
+    if re.search(r"\b(?:still )?alive\b|\bliving\b", text):
+        return "is_alive"
     if re.search(r"\bdate of birth\b|\bdob\b|\bbirth ?date\b|\bbirthday\b|\bwhen was .* born\b|\bborn\b", text):
         return "birth_date"
     if re.search(r"\bgender\b|\bsex\b|\bmale or female\b", text):
         return "gender"
-    if re.search(r"\b(?:date of death|when did .* die|deceased|died|pass(?:ed)? away)\b", text):
+    if re.search(r"\b(?:date of death|when did .* die|deceased|dead|died|pass(?:ed)? away)\b", text):
         return "deceased"
     if re.search(r"\bwhat(?:'s| is)\b.*\bname\b|\bfull name\b|\bwho is (?:the|this) patient\b", text):
         return "name"
@@ -382,6 +442,8 @@ def _lexicon_views(entity: str) -> list[str]:
 
 def _entity(text: str, pq: ParsedQuestion) -> str:
     text = re.sub(_PERSPECTIVE, " ", text)
+    if pq.category:
+        text = re.sub(r"\b(?:blood ?work|blood tests?|labs?|lab work|lab tests?|lab results?)\b", " ", text)
     for term in _protected_terms():
         if term in text:
             text = re.sub(rf"\b{re.escape(term)}\b", term.replace(" ", "_"), text)
@@ -390,7 +452,7 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
     words = [w.strip(".,;:'\"()") for w in text.split()]
     kept = [w.replace("_", " ") for w in words if w and w not in _STOP and not re.fullmatch(r"[\d.]+", w)]
     if pq.encounter_class:
-        kept = [w for w in kept if not re.fullmatch(r"inpatient|emergency|er|ed|ambulatory|outpatient|office|clinic|department|"
+        kept = [w for w in kept if not re.fullmatch(r"inpatient|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|"
                                                      r"hospitali[sz]\w*|hospital|admitted|stays?|wellness|virtual|urgent|care|room", w)]
     return " ".join(kept)
 
@@ -401,18 +463,20 @@ def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
         r"\b(?:patient (?:id|identifier)|id of|which patient|find (?:the )?patient|look ?up|identify (?:the )?patient|"
         r"patient named|(?:mrn|id) (?:for|of))\b|^find\b",
         text,
-    ) or re.search(r"\brecord (?:for|of) [A-ZÀ-ÖØ-Þ]", pq.text)
+    ) or re.search(r"\brecord (?:for|of) [A-ZÀ-ÖØ-Þ]", pq.text) or (
+        re.search(r"\b(?:id|identifier|mrn)\b", text) and re.search(DATE, text) and re.search(r"[A-ZÀ-ÖØ-Þ][a-zà-ÿ]+", pq.text))
     if not m:
         return False
     pq.intent = "lookup"
-    born = re.search(rf"\b(?:born(?: on)?|dob|date of birth|birth ?date|d\.o\.b\.)\s*(?:is |of |:)?\s*(?P<date>{DATE})", text)
+    born = re.search(rf"(?:\b(?:born(?: on)?|dob|date of birth|birth ?date|d\.o\.b\.|b\.)|\()\s*(?:is |of |:)?\s*(?P<date>{DATE})", text)
     if born:
         span = parse_date(born.group("date"))
         pq.lookup_birth = span.start.date().isoformat() if span else None
     # The name is what the question capitalises (names keep their case), minus sentence-initial words.
     original = pq.text
     candidates = re.findall(r"(?:(?<=\s)|(?<=^)|(?<=\())([A-ZÀ-ÖØ-Þ][\w'\-]+(?:\s+(?:del|de|la|los|van|von|der|da|di|[A-ZÀ-ÖØ-Þ][\w'\-]+))*)", original)
-    skip = {"What", "Which", "Who", "Find", "Look", "Patient", "Please", "Is", "The", "Id", "ID", "DOB", "MRN", "Record", "Get", "Show"}
+    skip = {"What", "Which", "Who", "Find", "Look", "Patient", "Please", "Is", "The", "Id", "ID", "DOB", "MRN", "Record", "Get",
+            "Show", "Give", "Could", "Can", "Tell", "Need", "I"}
     months = {"January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
               "November", "December", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec"}
     names = []

@@ -83,8 +83,13 @@ def find_records(pq: ParsedQuestion, views: list[str] | None = None, entity: str
 
 
 def _applies(name: str, view: str) -> bool:
-    """Whether a get_resources filter means anything for ``view`` (kind: medications; numeric: results)."""
-    return {"kind": view == "medication", "numeric": view == "observation"}.get(name, True)
+    """Whether a get_resources filter means anything for ``view`` (kind: medications; numeric, category: results)."""
+    return {"kind": view == "medication", "numeric": view == "observation", "category": view == "observation"}.get(name, True)
+
+
+def _row(result: dict[str, Any]) -> dict[str, Any]:
+    """The row a get_by_index / find_extreme result picked ({} when the set had none)."""
+    return result.get("row") or {}
 
 
 def _no_match(pq: ParsedQuestion, what: str) -> Call:
@@ -152,7 +157,8 @@ def encounter_records(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tup
 def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Scope | Call]:
     """Records for the entity within the window, or the final call that says why there are none."""
     numeric = pq.intent in NUMERIC_INTENTS
-    found = (yield from encounter_records(pq)) or (yield from find_records(pq, numeric=numeric or None))
+    found = (yield from encounter_records(pq)) or (
+        yield from find_records(pq, numeric=numeric or None, category=pq.category if not pq.entity else None))
     if found is None:
         return _no_match(pq, what)
     view, result = found
@@ -201,7 +207,7 @@ def plan_value(pq: ParsedQuestion) -> Plan:
             if filtered.get("count") == 0:
                 continue
             h = filtered.get("handle") or h
-        row = (yield ("get_by_index", {"records": h, "index": index}))["row"]
+        row = _row((yield ("get_by_index", {"records": h, "index": index})))
         value, unit = _row_value(view, row)
         answers.append(value)
         parts.append(f"{row.get(name_field(view)) or pq.entity}: {_with_unit(value, unit)} on {_day(_row_time(row))}")
@@ -253,7 +259,7 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
     view, handle, found = got.view, got.handle, got.found
     window = f" {pq.window.label}" if pq.window else ""
     if pq.aggregate in ("max", "min"):
-        row = (yield ("find_extreme", {"records": handle, "mode": pq.aggregate}))["row"]
+        row = _row((yield ("find_extreme", {"records": handle, "mode": pq.aggregate})))
         value, unit = _row_value(view, row)
         word = "highest" if pq.aggregate == "max" else "lowest"
         yield final([value], f"The {word} {label(row, pq.entity)}{window} was {_with_unit(value, unit)} on {_day(row.get('time'))}.", unit=unit)
@@ -339,7 +345,7 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
     if filtered.get("count") == 0:
         yield final([False], f"No {pq.entity} {pq.window.label if pq.window else ''}, although the record has it at other times.")
         return
-    row = (yield ("get_by_index", {"records": filtered.get("handle") or found["handle"], "index": -1}))["row"]
+    row = _row((yield ("get_by_index", {"records": filtered.get("handle") or found["handle"], "index": -1})))
     name = label(row, pq.entity)
     yield final([True], f"Yes: {name}, most recently on {_day(_row_time(row))}.")
 
@@ -357,13 +363,13 @@ def plan_threshold(pq: ParsedQuestion) -> Plan:
     window = f" {pq.window.label}" if pq.window else ""
     if hits.get("count"):
         mode = "max" if cmp.op.startswith(">") else "min"
-        row = (yield ("find_extreme", {"records": hits["handle"], "mode": mode}))["row"]
+        row = _row((yield ("find_extreme", {"records": hits["handle"], "mode": mode})))
         value, unit = _row_value(view, row)
         yield final([True], f"Yes: {hits['count']} value(s) {cmp.op} {_fmt(cmp.value)}{window}; the extreme was "
                     f"{_with_unit(value, unit)} on {_day(row.get('time'))}.")
         return
     mode = "max" if cmp.op.startswith(">") else "min"
-    row = (yield ("find_extreme", {"records": handle, "mode": mode}))["row"]
+    row = _row((yield ("find_extreme", {"records": handle, "mode": mode})))
     value, unit = _row_value(view, row)
     yield final([False], f"No: none {cmp.op} {_fmt(cmp.value)}{window}; the {'highest' if mode == 'max' else 'lowest'} was "
                 f"{_with_unit(value, unit)} on {_day(row.get('time'))}.")
@@ -376,7 +382,7 @@ def plan_time_of(pq: ParsedQuestion) -> Plan:
         yield got
         return
     handle = got.handle
-    row = (yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1}))["row"]
+    row = _row((yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1})))
     when = _row_time(row)
     word = "first" if pq.position == "first" else "last"
     name = label(row, pq.entity)
@@ -390,7 +396,7 @@ def plan_time_since(pq: ParsedQuestion) -> Plan:
         yield got
         return
     handle = got.handle
-    row = (yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1}))["row"]
+    row = _row((yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1})))
     when = _row_time(row)
     offset = yield ("calculate_time_offset", {"start": when, "unit": pq.time_unit})
     yield final([offset["value"]], f"{_fmt(offset['value'])} {pq.time_unit} since {label(row, pq.entity)} on {_day(when)}.",
@@ -403,8 +409,8 @@ def _first_last(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tuple[Any
     if not isinstance(got, Scope):
         return (got,)
     view, handle = got.view, got.handle
-    first = (yield ("get_by_index", {"records": handle, "index": 0}))["row"]
-    last = (yield ("get_by_index", {"records": handle, "index": -1}))["row"]
+    first = _row((yield ("get_by_index", {"records": handle, "index": 0})))
+    last = _row((yield ("get_by_index", {"records": handle, "index": -1})))
     if first.get("ref") == last.get("ref") and first.get("time") == last.get("time"):
         return (final([], f"Only one {pq.entity} value{(' ' + pq.window.label) if pq.window else ''} "
                      f"({_with_unit(*_row_value(view, first))} on {_day(first.get('time'))}); a change needs two.", status="no-data"),)
@@ -482,7 +488,7 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
                     f"{' on ' + str(peak['day']) if peak else ''}.")
             yield final([over], text)
             return
-        last = (yield ("get_by_index", {"records": scoped_admin.get("handle") or admin["handle"], "index": -1}))["row"]
+        last = _row((yield ("get_by_index", {"records": scoped_admin.get("handle") or admin["handle"], "index": -1})))
         day = _day(last.get("time"))
         that_day = yield ("filter_by_date", {"records": scoped_admin.get("handle") or admin["handle"], "start": day, "end": day})
         total = yield ("aggregate", {"records": that_day["handle"], "op": "sum", "field": "dose"})
@@ -491,11 +497,15 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
         return
     requests = yield ("filter_by_value", {"records": handle, "op": "==", "value": "request", "field": "kind"})
     target = requests.get("handle") if requests.get("count") else handle
+    # The most recent order that states a dose and a frequency (later orders may carry only a name).
+    dosed = yield ("filter_by_value", {"records": target, "op": "exists", "field": "daily_dose"})
+    if dosed.get("count"):
+        target = dosed["handle"]
     filtered = yield from windowed(pq, target)
     if filtered.get("count") == 0:
         yield _empty_window(pq, f"{pq.entity} orders", filtered)
         return
-    row = (yield ("get_by_index", {"records": filtered.get("handle") or target, "index": -1}))["row"]
+    row = _row((yield ("get_by_index", {"records": filtered.get("handle") or target, "index": -1})))
     daily = row.get("daily_dose")
     if daily is None:
         yield final([], f"The latest {row.get('medication_name', pq.entity)} order ({_day(row.get('time'))}) has no dose and frequency to compute a daily total from.", status="no-data")
@@ -523,7 +533,7 @@ def plan_after_drug(pq: ParsedQuestion) -> Plan:
     if drug.get("ambiguous"):
         yield _ambiguous(drug, pq.drug or "")
         return
-    start_row = (yield ("get_by_index", {"records": drug["handle"], "index": 0}))["row"]
+    start_row = _row((yield ("get_by_index", {"records": drug["handle"], "index": 0})))
     started = start_row.get("time")
     found = yield from find_records(pq, views=[v for v in pq.views if v != "medication"] or ["observation"])
     if found is None:
@@ -538,7 +548,7 @@ def plan_after_drug(pq: ParsedQuestion) -> Plan:
     if not after.get("count"):
         yield final([], f"No {pq.entity} after {drug_name} was started on {_day(started)}.", status="no-data")
         return
-    row = (yield ("get_by_index", {"records": after["handle"], "index": 0 if pq.position == "first" else -1}))["row"]
+    row = _row((yield ("get_by_index", {"records": after["handle"], "index": 0 if pq.position == "first" else -1})))
     value, unit = _row_value(view, row)
     word = "first" if pq.position == "first" else "most recent"
     yield final([value], f"The {word} {label(row, pq.entity)} after {drug_name} started on {_day(started)} was "
@@ -612,7 +622,7 @@ def plan_age(pq: ParsedQuestion) -> Plan:
     if not found.get("count"):
         yield final([], "The record has no Patient resource.", status="no-data")
         return
-    row = (yield ("get_by_index", {"records": found["handle"], "index": 0, "order_by": "birth_date"}))["row"]
+    row = _row((yield ("get_by_index", {"records": found["handle"], "index": 0, "order_by": "birth_date"})))
     if not row.get("birth_date"):
         yield final([], "The record has no birth date.", status="no-data")
         return
@@ -627,13 +637,16 @@ def plan_age(pq: ParsedQuestion) -> Plan:
 def plan_demographic(pq: ParsedQuestion) -> Plan:
     """Birth date, gender, name or death from the patient view."""
     field = {"birth_date": "birth_date", "gender": "gender", "name": "name", "deceased": "deceased_time",
-             "is_deceased": "deceased_time"}[pq.demographic or "name"]
+             "is_deceased": "deceased_time", "is_alive": "deceased_time"}[pq.demographic or "name"]
     found = yield ("get_resources", {"view": "patient", "fields": ["name", field]})
     if not found.get("count"):
         yield final([], "The record has no Patient resource.", status="no-data")
         return
     value = (yield ("extract_field_value", {"records": found["handle"], "field": field}))["values"]
     values = [v["value"] if isinstance(v, dict) else v for v in value if (v["value"] if isinstance(v, dict) else v) is not None]
+    if pq.demographic == "is_alive":
+        yield final([not values], f"No: died on {_day(values[0])}." if values else "Yes: no death is recorded.")
+        return
     if pq.demographic == "is_deceased":
         yield final([bool(values)], f"Yes: died on {_day(values[0])}." if values else "No death is recorded.")
         return
@@ -653,10 +666,10 @@ def plan_age_at(pq: ParsedQuestion) -> Plan:
     if not isinstance(got, Scope):
         yield got
         return
-    row = (yield ("get_by_index", {"records": got.handle, "index": 0 if pq.position == "first" else -1}))["row"]
+    row = _row((yield ("get_by_index", {"records": got.handle, "index": 0 if pq.position == "first" else -1})))
     when = _row_time(row)
     person = yield ("get_resources", {"view": "patient", "fields": ["name", "birth_date"]})
-    born = (yield ("get_by_index", {"records": person["handle"], "index": 0, "order_by": "birth_date"}))["row"]
+    born = _row((yield ("get_by_index", {"records": person["handle"], "index": 0, "order_by": "birth_date"})))
     age = yield ("calculate_time_offset", {"start": born["birth_date"], "end": when, "unit": "years"})
     yield final([age["value"]], f"{age['value']} years old at {row.get(name_field(got.view)) or pq.entity} on {_day(when)} "
                 f"(born {born['birth_date']}).", unit="years")
@@ -682,10 +695,10 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
         if started.get("count"):
             active = yield ("filter_by_date", {"records": started["handle"], "start": at, "field": "abatement_time", "include_missing": True})
     if active.get("count"):
-        row = (yield ("get_by_index", {"records": active["handle"], "index": -1}))["row"]
+        row = _row((yield ("get_by_index", {"records": active["handle"], "index": -1})))
         yield final([True], f"Yes: {row.get(name_field(view))} is active (since {_day(_row_time(row))}).")
         return
-    row = (yield ("get_by_index", {"records": found["handle"], "index": -1}))["row"]
+    row = _row((yield ("get_by_index", {"records": found["handle"], "index": -1})))
     ended = row.get("abatement_time") or row.get("end_time")
     detail = f", ended {_day(ended)}" if ended else f", status {row.get('status') or row.get('clinical_status')}"
     yield final([False], f"No: {row.get(name_field(view))} is not active (last recorded {_day(_row_time(row))}{detail}).")

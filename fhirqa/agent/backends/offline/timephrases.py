@@ -21,18 +21,21 @@ _NUMBER_WORDS = {
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "eighteen": 18, "twenty": 20,
     "thirty": 30, "few": 3, "couple of": 2, "couple": 2,
 }
-_UNIT = r"(days?|weeks?|wks?|months?|mos?|years?|yrs?|hours?|hrs?)"
+_UNIT = r"(days?|d|weeks?|wks?|w|months?|mos?|years?|yrs?|y|hours?|hrs?|h)"
 _AMOUNT = r"(\d+|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
 
 # A date in any of the formats people type; named groups are read by _to_date.
+_YEAR = r"(?:\d{4}|'\d{2})"  # 2019, or '19 as people type it
+
 DATE = (
     r"(?:(?P<iso>\d{4}-\d{1,2}-\d{1,2})(?:[t ]\d{1,2}:\d{2}(?::\d{2})?(?:z|[+-]\d{2}:?\d{2})?)?"
     r"|(?P<us>\d{1,2}/\d{1,2}/\d{2,4})"
-    rf"|(?P<mdy>{_MONTH})\.? (?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<mdy_y>\d{{4}})"
-    rf"|(?P<dmy_d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<dmy>{_MONTH})\.?,? (?P<dmy_y>\d{{4}})"
-    rf"|(?P<my>{_MONTH})\.?,? (?P<my_y>\d{{4}})"
+    r"|(?P<mslash>\d{1,2})/(?P<mslash_y>\d{4})"
+    rf"|(?P<mdy>{_MONTH})\.? (?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<mdy_y>{_YEAR})"
+    rf"|(?P<dmy_d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<dmy>{_MONTH})\.?,? (?:of )?(?P<dmy_y>{_YEAR})"
+    rf"|(?P<my>{_MONTH})\.?,? (?:of )?(?P<my_y>{_YEAR})"
     r"|(?P<ym>\d{4}-\d{1,2})(?!\d|-)"
-    r"|(?P<y>(?:19|20)\d{2}))"
+    r"|(?P<y>(?:19|20)\d{2}|'\d{2}))"
 )
 
 
@@ -66,6 +69,15 @@ def _day_end(d: date) -> datetime:
     return datetime.combine(d, time.max, tzinfo=UTC)
 
 
+def _year(text: str | None) -> int:
+    """A year as written: 2019, or '19 (twentieth century when that would be in the future)."""
+    assert text is not None
+    if text.startswith("'"):
+        two = int(text[1:])
+        return 2000 + two if two <= datetime.now(UTC).year % 100 else 1900 + two
+    return int(text)
+
+
 def _span(groups: dict[str, str | None]) -> DateSpan | None:
     try:
         if groups.get("iso"):
@@ -78,20 +90,22 @@ def _span(groups: dict[str, str | None]) -> DateSpan | None:
             day = date(y, m, d)
             return DateSpan(_day_start(day), _day_end(day))
         if groups.get("mdy"):
-            day = date(int(groups["mdy_y"]), _MONTHS[groups["mdy"][:3]], int(groups["mdy_d"]))  # type: ignore[index,arg-type]
+            day = date(_year(groups["mdy_y"]), _MONTHS[groups["mdy"][:3]], int(groups["mdy_d"]))  # type: ignore[index,arg-type]
             return DateSpan(_day_start(day), _day_end(day))
         if groups.get("dmy"):
-            day = date(int(groups["dmy_y"]), _MONTHS[groups["dmy"][:3]], int(groups["dmy_d"]))  # type: ignore[index,arg-type]
+            day = date(_year(groups["dmy_y"]), _MONTHS[groups["dmy"][:3]], int(groups["dmy_d"]))  # type: ignore[index,arg-type]
             return DateSpan(_day_start(day), _day_end(day))
-        if groups.get("my") or groups.get("ym"):
+        if groups.get("my") or groups.get("ym") or groups.get("mslash"):
             if groups.get("my"):
-                y, m = int(groups["my_y"]), _MONTHS[groups["my"][:3]]  # type: ignore[index,arg-type]
+                y, m = _year(groups["my_y"]), _MONTHS[groups["my"][:3]]  # type: ignore[index,arg-type]
+            elif groups.get("mslash"):
+                y, m = int(groups["mslash_y"]), int(groups["mslash"])  # type: ignore[arg-type]
             else:
                 y, m = (int(x) for x in groups["ym"].split("-"))  # type: ignore[union-attr]
             last = calendar.monthrange(y, m)[1]
             return DateSpan(_day_start(date(y, m, 1)), _day_end(date(y, m, last)))
         if groups.get("y"):
-            y = int(groups["y"])  # type: ignore[arg-type]
+            y = _year(groups["y"])
             return DateSpan(_day_start(date(y, 1, 1)), _day_end(date(y, 12, 31)))
     except (ValueError, KeyError):
         return None
@@ -107,6 +121,7 @@ def parse_date(text: str) -> DateSpan | None:
 def shift(moment: datetime, amount: int, unit: str) -> datetime:
     """``moment`` moved back by ``amount`` units (calendar arithmetic for months and years)."""
     unit = unit.rstrip("s")
+    unit = {"d": "day", "w": "week", "wk": "week", "mo": "month", "y": "year", "yr": "year", "h": "hour"}.get(unit, unit)
     if unit in ("day", "d"):
         return moment - timedelta(days=amount)
     if unit in ("week", "wk"):
@@ -121,19 +136,29 @@ def shift(moment: datetime, amount: int, unit: str) -> datetime:
     return moment.replace(year=year, month=month, day=day)
 
 
+def _unit_name(unit: str) -> str:
+    """The unit as a word: "mos" → "month", "d" → "day"."""
+    unit = unit.rstrip("s")
+    return {"d": "day", "w": "week", "wk": "week", "mo": "month", "y": "year", "yr": "year", "h": "hour",
+            "hr": "hour"}.get(unit, unit)
+
+
 def _amount(text: str) -> int:
     text = text.strip()
     return int(text) if text.isdigit() else _NUMBER_WORDS.get(text, 1)
 
 
 _RELATIVE = re.compile(
-    rf"\b(?:in|over|during|within|for|from)?\s*(?:the\s+)?(?:last|past|previous|prior|preceding)\s+(?:{_AMOUNT}\s+)?{_UNIT}\b"
+    rf"\b(?:in|over|during|within|for|from)?\s*(?:the\s+)?(?:last|past|previous|prior|preceding)\s+(?:{_AMOUNT}\s*)?{_UNIT}\b"
 )
 _AGO = re.compile(rf"\b{_AMOUNT}\s+{_UNIT}\s+ago\b")
-_BETWEEN = re.compile(rf"\b(?:between|from)\s+(?P<a>{DATE})\s+(?:and|to|until|through|-)\s+(?P<b>{DATE.replace('?P<', '?P<b_')})")
-_SINCE = re.compile(rf"\b(?:since|after|from|starting(?: in| on)?)\s+(?P<a>{DATE})")
-_BEFORE = re.compile(rf"\b(?:before|prior to|until|up to|by)\s+(?P<a>{DATE})")
-_ON = re.compile(rf"\b(?:on|in|during|for|of|at|as of)\s+(?P<a>{DATE})")
+_BETWEEN = re.compile(
+    rf"(?:\b(?:between|from)\s+(?:the\s+)?)?(?<![\w/-])(?P<a>{DATE})\s*(?:and|to|until|till|through|thru|-|->|→|–)\s*"
+    rf"(?:the\s+)?(?P<b>{DATE.replace('?P<', '?P<b_')})"
+)
+_SINCE = re.compile(rf"\b(?:since|after|from|starting(?: in| on)?)\s+(?:the\s+)?(?P<a>{DATE})")
+_BEFORE = re.compile(rf"\b(?:before|prior to|until|up to|by)\s+(?:the\s+)?(?P<a>{DATE})")
+_ON = re.compile(rf"\b(?:on|in|during|for|of|at|as of)\s+(?:the\s+)?(?P<a>{DATE})")
 _BARE_DATE = re.compile(rf"(?P<a>{DATE})")
 _THIS = re.compile(r"\b(?:this|the current)\s+(year|month|week)\b")
 _LAST_ADMISSION = re.compile(
@@ -167,7 +192,7 @@ def find_window(text: str, now: datetime) -> TimeMatch | None:
     if m := _RELATIVE.search(text):
         amount = _amount(m.group(1) or "1")
         start = shift(now, amount, m.group(2))
-        unit = m.group(2).rstrip("s")
+        unit = _unit_name(m.group(2))
         return TimeMatch(Window(start, now, f"in the last {amount} {unit}{'s' if amount != 1 else ''}"), *m.span(), "relative")
     if m := _AGO.search(text):
         amount = _amount(m.group(1))
