@@ -26,12 +26,12 @@ _PIECES_PER_TOKEN = 1.2
 
 # Labels that open a section when they start a line ("Label:" or "# Label"), by canonical section name.
 SECTION_ALIASES: dict[str, tuple[str, ...]] = {
-    "chief complaint": ("chief complaint", "cc", "reason for visit", "reason for admission"),
+    "chief complaint": ("chief complaint", "cc", "cc/hpi", "reason for visit", "reason for admission", "indication"),
     "history of present illness": ("history of present illness", "hpi", "history"),
     "subjective": ("s", "subjective", "interval history"),
     "objective": ("o", "objective", "exam", "physical exam", "physical examination"),
     "assessment and plan": ("a/p", "a&p", "assessment/plan", "assessment and plan", "assessment & plan",
-                            "assessment", "impression and plan"),
+                            "assessment", "impression and plan", "mdm/plan", "mdm"),
     "plan": ("plan", "p"),
     "past medical history": ("pmh", "past medical history", "medical history", "problem list"),
     "past surgical history": ("psh", "past surgical history", "surgical history"),
@@ -42,7 +42,7 @@ SECTION_ALIASES: dict[str, tuple[str, ...]] = {
     "social history": ("social history", "social", "sh"),
     "family history": ("family history", "fh", "fhx"),
     "review of systems": ("review of systems", "ros"),
-    "vitals": ("vitals", "vital signs", "vitals on arrival", "last vitals"),
+    "vitals": ("vitals", "vital signs", "vitals on arrival", "last vitals", "triage vitals"),
     "labs": ("labs", "labs today", "labs on admission", "labs this am", "last labs", "laboratory",
              "laboratory data", "results"),
     "hospital course": ("hospital course", "brief hospital course"),

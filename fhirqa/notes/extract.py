@@ -29,6 +29,8 @@ _DOSE_UNIT = r"(?:mg/ml|mg/kg|mcg/hr|mg|mcg|µg|ug|g|meq|units?|unt|iu|ml|l|%|pu
 _TEXT_UNIT = re.compile(r"\s*(%|mg/dl|mmol/l|meq/l|g/dl|kg|lbs?|bpm|mmhg|mm hg|°c|°f|u/l|ng/ml|pg/ml)(?![a-z])", re.I)
 _NEGATIONS = ("denies", "denied", "deny", "denying", "no", "not", "without", "negative for", "free of", "absence of",
               "absent", "never had", "no evidence of", "no signs of", "no history of", "resolved", "ruled out", "nor")
+_HYPOTHETICAL = re.compile(r"\b(?:return (?:for|if)|call (?:for|if)|watch for|monitor for|precautions|if (?:she|he|"
+                           r"the patient|pt) (?:develops|has)|risk of|screen(?:ed|ing)? for)\b", re.I)
 _SCOPE_END = re.compile(r"[;.]|\b(?:but|however|although|except|though|which|who)\b", re.I)
 _POST_NEGATION = re.compile(r"^\s*(?::\s*)?(?:none|negative|absent|denied|resolved|was ruled out|ruled out)\b", re.I)
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -196,7 +198,7 @@ def _finding(target: _Target, sentence: str) -> bool | None:
     for form in _NEGATED_FORMS.get(target.name, ()):
         if find_phrase(form, sentence):
             return False
-    mentions = _mentions(target, sentence)
+    mentions = [m for m in _mentions(target, sentence) if not _HYPOTHETICAL.search(_SCOPE_END.split(sentence[:m.start()])[-1])]
     if not mentions:
         return None
     return not all(negated(sentence, m.start(), m.end()) for m in mentions)
@@ -229,9 +231,11 @@ def answer_from_notes(question: str, hits: list[Hit]) -> NoteFinding | None:
     since, until = question_window(question)
     if since and until and until - since < timedelta(days=3):  # one day named: the note closest to it
         noon = since + (until - since) / 2 + timedelta(hours=6)  # US local noon, in UTC
-        timed = [c for c in candidates if c[2].time]
-        if timed:
+        timed = [c for c in candidates if c[2].time and since <= c[2].time <= until]
+        if timed and order is None:
             candidates = [min(timed, key=lambda c: (abs(c[2].time - noon), c[0], c[1]))]
+        elif timed:
+            candidates = timed
     best = _choose(order, candidates)
     _, _, hit, sentence, value, unit, is_negated = best
     return NoteFinding(target.kind, target.name, value, unit, is_negated, sentence, hit.ref, hit.note_id, hit.date,
@@ -243,7 +247,7 @@ def _choose(order: str | None, candidates: list[Any]) -> Any:
         return c[2].time.isoformat() if c[2].time else c[2].date
 
     if order == "admission":
-        marked = [c for c in candidates if re.search(r"admission|arrival|admit", c[3], re.I)
+        marked = [c for c in candidates if re.search(r"admission|arrival|admit|triage|presents|presented", c[3], re.I)
                   or "history and physical" in (c[2].note_type or "").lower()]
         pool = marked or candidates
         return min(pool, key=lambda c: (when(c), c[0], c[1]))
