@@ -142,12 +142,17 @@ def gen_count_encounters(ctx: Context) -> list[Question]:
 
 
 def _concepts(ctx: Context, kinds: Sequence[str], limit: int) -> list[tuple[Concept, list[Fact]]]:
-    """Concepts of some kinds the patient has, with the matching records."""
+    """Concepts of some kinds the patient has, with the matching records; a concept is left out when the
+    patient also has near records (a combination product holding the drug), which would make counts and
+    dates depend on whether they count."""
     out = []
     for concept in CONCEPTS.values():
         if concept.kind in kinds:
-            hits = [f for f in records_of(ctx, concept.kind) if concept.matches(f.name)]
-            if hits:
+            mine = records_of(ctx, concept.kind)
+            hits = [f for f in mine if concept.matches(f.name)]
+            # A reported drug (MedicationStatement) may have started before its first prescription.
+            reported = concept.kind == "medication" and any(concept.close(s.name) for s in ctx.record.of("statement"))
+            if hits and not reported and not any(concept.close(f.name) and not concept.matches(f.name) for f in mine):
                 out.append((concept, hits))
     return ctx.rng.sample(out, min(limit, len(out)))
 
@@ -288,10 +293,12 @@ def gen_daily_dose(ctx: Context) -> list[Question]:
     for concept in CONCEPTS.values():
         if concept.kind != "medication" or concept.key in ("statin", "diuretic", "thinner", "bp_med", "birth_control"):
             continue
-        hits = [f for f in meds if concept.matches(f.name)]
+        hits = [f for f in meds if concept.close(f.name)]
         if not hits:
             continue
         latest = max(hits, key=lambda f: f.start)
+        if not concept.matches(latest.name):
+            continue  # the latest near prescription is a combination product: "latest X" would be ambiguous
         if latest.daily is None or latest.daily < 0.25 or sum(f.start == latest.start for f in hits) > 1:
             continue
         name, reg = ctx.name(concept, ("abbr", "full", "typo"))

@@ -73,7 +73,8 @@ class Value:
 
 @dataclass(frozen=True)
 class Fact:
-    """A dated record: encounter, condition, medication (request), immunization or procedure."""
+    """A dated record: encounter, condition, medication (request), statement (MedicationStatement),
+    immunization or procedure."""
 
     kind: str
     name: str
@@ -230,6 +231,11 @@ def _add(record: Record, bundle: _Bundle, res: dict[str, Any]) -> None:  # noqa:
         if when and "value" in dose:
             record.admins.append(Administration(name, float(dose["value"]), str(dose.get("unit") or dose.get("code")),
                                                 instant(when), local_date(when), ref, str(status)))
+    elif kind == "MedicationStatement":  # what the patient reports taking: kept apart from prescriptions
+        when = _start(res, "effectiveDateTime", "effectivePeriod", "dateAsserted")
+        name, codes = bundle.medication(res)
+        if when and name and status not in _VOID:
+            record.facts.append(Fact("statement", name, codes, instant(when), ref, status=status))
     elif kind in ("Immunization", "Procedure"):
         when = _start(res, "occurrenceDateTime", "performedDateTime", "performedPeriod")
         concept = res.get("vaccineCode") if kind == "Immunization" else res.get("code")

@@ -119,12 +119,14 @@ def gen_active_medications(ctx: Context) -> list[Question]:
     """Current medication list, and "is he still on X?" for drugs and classes he has been prescribed."""
     meds = [m for m in ctx.record.of("medication") if m.start <= ctx.now]
     active = [m for m in meds if m.status == "active"]
+    # Drugs the patient reports taking (MedicationStatement) make "current meds" ambiguous: not asked then.
+    reported = [s for s in ctx.record.of("statement") if s.status in ("active", "intended")]
     names = sorted({m.name for m in active})
     text, form = say(ctx, MEDS)
-    out = [_q(ctx, "active_medications", "list" if names else "list-empty", text, form, "list", names,
-              [m.ref for m in active])]
+    out = [] if reported else [_q(ctx, "active_medications", "list" if names else "list-empty", text, form, "list",
+                                  names, [m.ref for m in active])]
     for concept in CONCEPTS.values():
-        if concept.kind != "medication":
+        if concept.kind != "medication" or any(concept.close(s.name) for s in reported):
             continue
         ever = [m for m in meds if concept.close(m.name)]
         if not ever:

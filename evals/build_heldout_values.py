@@ -331,7 +331,8 @@ def gen_after_drug(ctx: Context) -> list[Question]:
         concept = CONCEPTS[key]
         starts = [f for f in meds if concept.matches(f.name)]
         close = [f for f in meds if concept.close(f.name)]
-        if not starts or close[0].start != starts[0].start:
+        reported = any(concept.close(s.name) for s in ctx.record.of("statement"))
+        if not starts or close[0].start != starts[0].start or reported:
             continue
         start = starts[0].start
         for item in _present(ctx, item_keys, limit=2):
