@@ -115,6 +115,8 @@ class AskService:
             raise ApiError(400, "a non-empty question is required", expression=["question"])
         if len(question) > MAX_QUESTION_CHARS:
             raise ApiError(400, f"the question is longer than {MAX_QUESTION_CHARS} characters", expression=["question"])
+        if now == "":
+            now = None  # an empty query parameter means "not given"
         if now is not None:
             if not isinstance(now, str):
                 raise ApiError(400, "now must be an ISO 8601 date or instant", expression=["now"])

@@ -278,7 +278,12 @@ class JobManager:
                 self._finish(job, "failed", error=outcome(str(exc), "invalid"))
                 return
             break
-        self._finish(job, "completed", result=report.as_dict())
+        result = report.as_dict()
+        if result.get("quarantine"):  # relative to the store: the server's file layout is not the client's business
+            quarantine = Path(result["quarantine"])
+            result["quarantine"] = str(quarantine.relative_to(self.db)) if quarantine.is_relative_to(self.db) \
+                else quarantine.name
+        self._finish(job, "completed", result=result)
 
     def _finish(self, job: Job, status: str, *, result: Any = None, error: dict[str, Any] | None = None) -> None:
         with self._lock:

@@ -154,7 +154,7 @@ def _event(name: str, data: Any) -> bytes:
                        **schemas.errors(404, 503)})
 async def ask_stream(request: Request, principal: StreamCaller, id: str = PatientId,  # noqa: A002
                      question: str = Query(min_length=1, max_length=2000),
-                     now: str | None = Query(None, description="ISO 8601 instant"),
+                     now: str | None = Query(None, description="ISO 8601 instant", json_schema_extra={"format": "date-time"}),
                      backend: str | None = Query(None)) -> Response:
     """Progress of one question as server-sent events, for a UI: ``plan``, ``tool``…, then ``answer``."""
     state = server(request)

@@ -43,6 +43,10 @@ def parameters_in(names: dict[str, dict[str, Any]], required: tuple[str, ...] = 
     schema = resource_schema("Parameters", ("parameter",))
     schema["properties"]["parameter"] = {"type": "array", "items": {"anyOf": variants},
                                          "minItems": 1 if required else 0}
+    if required:
+        schema["properties"]["parameter"]["allOf"] = [
+            {"contains": {"type": "object", "required": ["name"], "properties": {"name": {"enum": [name]}}}}
+            for name in required]
     return schema
 
 
