@@ -76,6 +76,10 @@ def _containment(phrase_tokens: list[str], names: Iterable[str], lenient: bool =
             continue
         if want <= have or (lenient and have <= want and len(have & want) >= max(1, len(want) - 1)):
             scored.append((len(want & have) / max(len(have), len(want)), name))
+        elif want <= set(tokens(name)):
+            # "Lantus (insulin glargine) …", "Shingrix (zoster vaccine …)": the generic sits in the parentheses
+            # the core drops; a match there counts, a little below a match on the core.
+            scored.append((0.9 * len(want) / max(len(have | want), 1), name))
     return sorted(scored, reverse=True)
 
 

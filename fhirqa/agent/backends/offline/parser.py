@@ -23,7 +23,8 @@ _VIEW_CUES: list[tuple[str, str]] = [
                   r"\bemergency\b|\binpatient\b|\boutpatient\b|\bambulatory\b|\bappointments?\b|\bwellness\b|\bseen\b"),
     ("procedure", r"\bprocedures?\b|\bsurger\w*|\boperations?\b|\bunderw[ae]nt\b|\bunderg\w*|\bperformed\b"),
     ("medication", r"\bprescri\w*|\bmedications?\b|\bmedicines?\b|\bmeds?\b|\bdrugs?\b|\btaking\b|\btakes?\b|\bdos(?:e|es|age|ing)\b|"
-                   r"\b\d+\s*(?:mg|mcg|g|units?)\b|\btablets?\b|\bpills?\b|\badministered\b|\bdispensed\b|\brefills?\b|\bstarted on\b|\bput on\b"),
+                   r"\b\d+\s*(?:mg|mcg|g|units?)\b|\btablets?\b|\bpills?\b|\badministered\b|\bdispensed\b|\brefills?\b|\bstarted on\b|\bput on\b|"
+                   r"\bgiven\b|\brx\b|\binfus\w*|\binjections?\b"),
     ("condition", r"\bdiagnos\w*|\bconditions?\b|\bproblems?\b|\bhistory of\b|\bhx\b|\bdisease\b|\bdisorders?\b|\bsuffer\w*|\bcomorbid\w*"),
     ("note", r"\bnotes?\b|\bdocumented\b|\bmentioned\b|\bcharted\b"),
     ("observation", r"\blabs?\b|\bmeasur\w*|\btested\b|\bchecked\b|\breadings?\b|\bvitals?\b|\blevels?\b|\bvalues?\b|\bresults?\b|\bscores?\b"),
@@ -66,7 +67,8 @@ _STOP = set(
     still anymore presently present also again ago last-known known age averaged calendar readings
     reading checked labs can could you pull show tell get find give see look need want know
     allergy allergies allergic intolerance intolerances reaction reactions
-    mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has
+    mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has holding steady flat
+    single one largest peak given administered received doses dose versus vs
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
     """.split()
 )
@@ -105,6 +107,7 @@ class ParsedQuestion:
     list_kind: str | None = None  # conditions | medications | allergies | immunizations …
     category: str | None = None  # "bloodwork", "labs": any laboratory result
     yes_no: bool = False  # asked as a yes/no question ("is she…", "could you check whether…")
+    med_kind: str | None = None  # "administration" (given, doses received) or "request" (prescribed, ordered)
     notes: list[str] = field(default_factory=list)
 
     def to_trace(self) -> dict:
@@ -115,7 +118,8 @@ class ParsedQuestion:
             "comparison": (self.comparison.op, self.comparison.value, self.comparison.unit) if self.comparison else None,
             "encounter_class": self.encounter_class, "drug": self.drug,
             "at_time": self.at_time.isoformat() if self.at_time else None, "time_unit": self.time_unit,
-            "demographic": self.demographic, "list_kind": self.list_kind,
+            "demographic": self.demographic, "list_kind": self.list_kind, "med_kind": self.med_kind,
+            "category": self.category, "yes_no": self.yes_no,
         }
 
 
@@ -185,6 +189,10 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         pq.comparison, span = comparison
         rest = rest[: span[0]] + " " + rest[span[1] :]
 
+    if re.search(r"\b(?:given|administered|received|infused|doses? (?:on|given)|got)\b", rest):
+        pq.med_kind = "administration"
+    elif re.search(r"\b(?:prescri\w*|ordered|orders?|rx|takes?|taking)\b", rest):
+        pq.med_kind = "request"
     _classify(pq, rest, now)
     if pq.encounter_class is None and re.search(_VIEW_CUES_BY_NAME["encounter"], rest):
         pq.encounter_class = _encounter_class(rest)
@@ -205,6 +213,8 @@ _FRAMES = [
     r"i'd like(?: to know)?|i want(?: to know)?|do you know)\b\s*",
     r"^(?:looking at|in|from|per|according to|going back to the start of|checking)\s+(?:this|the|her|his|my)\s+"
     r"(?:patient'?s\s+|pt'?s\s+)?(?:chart|record|file|history)s?,?\s*",
+    r"^(?:on file|on record|in the chart|for the record),\s*",
+    r"^per the (?=(?:latest|last|most recent|current) (?:prescription|order|rx)\b)",
 ]
 _IF_WHETHER = re.compile(r"^(?:if|whether)\s+")
 
@@ -269,8 +279,10 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         if demographic == "deceased" and (pq.yes_no or re.match(r"^(?:is|was|has|did|does)\b|.*\bdeceased$", text)):
             pq.demographic = "is_deceased"
         return
-    if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|\bin a day\b", text):
-        pq.intent = "daily_dose"
+    if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|"
+                 r"\btotal daily\b|\bin (?:a|one|a single) day\b|\bin 24 ?h(?:ours?|rs?)?\b|\bdaily\b", text) or (
+            re.search(r"\btotal\b", text) and re.search(r"\b(?:given|administered|received)\b", text) and pq.window is not None):
+        pq.intent, pq.aggregate = "daily_dose", _aggregate(text)
         return
     if re.search(r"\bby how much\b|\bhow much did\b|\bnet change\b|\bchange in\b", text):
         pq.intent = "change"
@@ -310,7 +322,7 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         if pq.window and pq.window.start is not None and pq.window.end is not None:
             pq.at_time, pq.window = pq.window.end, None
         return
-    if re.search(r"\bproblem list\b|\bproblems? list\b|\bactive (?:probs?|problems|dx|diagnoses)\b|\b(?:give|show|tell|list)\b.*\bconditions?\b.*\b(?:now|currently|active)\b", text):
+    if re.search(r"\bproblem list\b|\bproblems? list\b|\b(?:dx|diagnosis|diagnoses) list\b|\bactive (?:probs?|problems|dx|diagnoses)\b|\b(?:give|show|tell|list)\b.*\bconditions?\b.*\b(?:now|currently|active)\b", text):
         _active_list(pq, "condition")
         return
     if re.search(r"\bmed(?:ication)?s? list\b|\bprescribed (?:right )?now\b|\b(?:on|prescribed) currently\b|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b", text):
@@ -337,7 +349,8 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     if agg:
         pq.intent, pq.aggregate = "aggregate", agg
         return
-    if re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any|hx of|history of)\b|\bever\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b", text):
+    if pq.yes_no or re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any|hx of|history of)\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b", text) or (
+            re.search(r"\bever\b", text) and not re.search(r"\b(?:value|what|which|first|last|latest|result|reading)\b", text)):
         pq.intent = "exists"
         return
     if re.search(r"\b(?:what|which|list)\b.*\b(?:vaccines|immunizations|procedures|allergies|conditions|medications|diagnoses)\b", text):
@@ -461,7 +474,7 @@ def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
     """Patient lookup by name and birth date ("patient id for Ana Díaz, born 1970-03-02")."""
     m = re.search(
         r"\b(?:patient (?:id|identifier)|id of|which patient|find (?:the )?patient|look ?up|identify (?:the )?patient|"
-        r"patient named|(?:mrn|id) (?:for|of))\b|^find\b",
+        r"patient named|(?:mrn|id) (?:for|of))\b|^find\b(?=.*\b(?:born|dob|id|mrn|patient)\b)",
         text,
     ) or re.search(r"\brecord (?:for|of) [A-ZÀ-ÖØ-Þ]", pq.text) or (
         re.search(r"\b(?:id|identifier|mrn)\b", text) and re.search(DATE, text) and re.search(r"[A-ZÀ-ÖØ-Þ][a-zà-ÿ]+", pq.text))

@@ -294,7 +294,7 @@ def plan_count(pq: ParsedQuestion) -> Plan:
         label = {"medication": "prescriptions", "condition": "conditions", "procedure": "procedures",
                  "immunization": "immunizations", "observation": "observations", "allergy": "allergies"}.get(view, view)
     else:
-        located = yield from find_records(pq, kind="request")
+        located = yield from find_records(pq, kind=pq.med_kind or "request")
         if located is None:
             yield final([0], f"The record has no {pq.entity}; the count is 0.")
             return
@@ -303,7 +303,8 @@ def plan_count(pq: ParsedQuestion) -> Plan:
             yield _ambiguous(found, pq.entity)
             return
         handle = found["handle"]
-        label = f"{', '.join(found.get('items') or [pq.entity])} " + ("prescriptions" if view == "medication" else "records")
+        noun = "doses given" if pq.med_kind == "administration" else "prescriptions"
+        label = f"{', '.join(found.get('items') or [pq.entity])} " + (noun if view == "medication" else "records")
     if not handle:
         yield final([0], f"The record has no {label}.")
         return
@@ -468,32 +469,8 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
         return
     handle = found["handle"]
     admin = yield ("filter_by_value", {"records": handle, "op": "==", "value": "administration", "field": "kind"})
-    if admin.get("count"):
-        scoped_admin = yield from windowed(pq, admin["handle"])
-        if scoped_admin.get("count") == 0:
-            yield _empty_window(pq, f"{pq.entity} administrations", scoped_admin)
-            return
-        per_day = yield ("aggregate", {"records": scoped_admin.get("handle") or admin["handle"], "op": "sum", "field": "dose", "group_by": "day"})
-        unit = per_day.get("unit")
-        peak = per_day.get("highest_day")
-        if pq.comparison:
-            limit = _convert(pq.comparison.value, pq.comparison.unit, unit)
-            if limit is None:
-                yield final([], f"Cannot compare {pq.comparison.unit} with {unit}.", status="error")
-                return
-            over = bool(peak) and _compare(peak["value"], pq.comparison.op, limit)
-            shown = f"{_fmt(pq.comparison.value)} {pq.comparison.unit or unit or ''}".strip()
-            text = (f"Yes: the highest daily total was {_with_unit(peak['value'], unit)} on {peak['day']}, {pq.comparison.op} {shown}."
-                    if over else f"No: the highest daily total was {_with_unit(peak['value'], unit) if peak else 'n/a'}"
-                    f"{' on ' + str(peak['day']) if peak else ''}.")
-            yield final([over], text)
-            return
-        last = _row((yield ("get_by_index", {"records": scoped_admin.get("handle") or admin["handle"], "index": -1})))
-        day = _day(last.get("time"))
-        that_day = yield ("filter_by_date", {"records": scoped_admin.get("handle") or admin["handle"], "start": day, "end": day})
-        total = yield ("aggregate", {"records": that_day["handle"], "op": "sum", "field": "dose"})
-        yield final([total["value"]], f"Total {pq.entity} given on {day}: {_with_unit(total['value'], total.get('unit'))} "
-                    f"over {total.get('n', '?')} administrations.", unit=total.get("unit"))
+    if admin.get("count") and pq.med_kind != "request":
+        yield from _administered_per_day(pq, admin["handle"])
         return
     requests = yield ("filter_by_value", {"records": handle, "op": "==", "value": "request", "field": "kind"})
     target = requests.get("handle") if requests.get("count") else handle
@@ -517,6 +494,49 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
         return
     yield final([daily], f"{row.get('medication_name', pq.entity)} ordered {_day(row.get('time'))}: {_fmt(row.get('dose'))} "
                 f"{unit or 'unit(s)'} × {row.get('frequency')} per {_fmt(row.get('period'))} {row.get('period_unit')} = {_with_unit(daily, unit)} per day.", unit=unit)
+
+
+def _administered_per_day(pq: ParsedQuestion, handle: str) -> Plan:
+    """Daily totals of what was given: over a limit on any day, the peak day, one day's total, or the latest day."""
+    scoped_admin = yield from windowed(pq, handle)
+    if scoped_admin.get("count") == 0:
+        yield _empty_window(pq, f"{pq.entity} administrations", scoped_admin)
+        return
+    handle = scoped_admin.get("handle") or handle
+    one_day = pq.window is not None and pq.window.start is not None and pq.window.end is not None and \
+        (pq.window.end - pq.window.start).total_seconds() <= 86_400
+    if one_day and not pq.comparison:
+        total = yield ("aggregate", {"records": handle, "op": "sum", "field": "dose"})
+        yield final([total["value"]], f"Total {pq.entity} given {pq.window.label}: {_with_unit(total['value'], total.get('unit'))} "
+                    f"over {total.get('n', '?')} administrations.", unit=total.get("unit"))
+        return
+    per_day = yield ("aggregate", {"records": handle, "op": "sum", "field": "dose", "group_by": "day"})
+    unit = per_day.get("unit")
+    peak = per_day.get("highest_day")
+    if pq.comparison:
+        limit = _convert(pq.comparison.value, pq.comparison.unit, unit)
+        if limit is None:
+            yield final([], f"Cannot compare {pq.comparison.unit} with {unit}.", status="error")
+            return
+        over = bool(peak) and _compare(peak["value"], pq.comparison.op, limit)
+        shown = f"{_fmt(pq.comparison.value)} {pq.comparison.unit or unit or ''}".strip()
+        text = (f"Yes: the highest daily total was {_with_unit(peak['value'], unit)} on {peak['day']}, {pq.comparison.op} {shown}."
+                if over else f"No: the highest daily total was {_with_unit(peak['value'], unit) if peak else 'n/a'}"
+                f"{' on ' + str(peak['day']) if peak else ''}.")
+        yield final([over], text)
+        return
+    if pq.aggregate in ("max", "min") and peak:
+        extreme = peak if pq.aggregate == "max" else per_day.get("lowest_day") or peak
+        word = "highest" if pq.aggregate == "max" else "lowest"
+        yield final([extreme["value"]], f"The {word} daily total of {pq.entity} was {_with_unit(extreme['value'], unit)} on "
+                    f"{extreme['day']}.", unit=unit)
+        return
+    last = _row((yield ("get_by_index", {"records": handle, "index": -1})))
+    day = _day(last.get("time"))
+    that_day = yield ("filter_by_date", {"records": handle, "start": day, "end": day})
+    total = yield ("aggregate", {"records": that_day["handle"], "op": "sum", "field": "dose"})
+    yield final([total["value"]], f"Total {pq.entity} given on {day}: {_with_unit(total['value'], total.get('unit'))} "
+                f"over {total.get('n', '?')} administrations.", unit=total.get("unit"))
 
 
 def _compare(a: float, op: str, b: float) -> bool:

@@ -29,7 +29,7 @@ _YEAR = r"(?:\d{4}|'\d{2})"  # 2019, or '19 as people type it
 
 DATE = (
     r"(?:(?P<iso>\d{4}-\d{1,2}-\d{1,2})(?:[t ]\d{1,2}:\d{2}(?::\d{2})?(?:z|[+-]\d{2}:?\d{2})?)?"
-    r"|(?P<us>\d{1,2}/\d{1,2}/\d{2,4})"
+    r"|(?P<us>\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}-\d{1,2}-\d{4})"
     r"|(?P<mslash>\d{1,2})/(?P<mslash_y>\d{4})"
     rf"|(?P<mdy>{_MONTH})\.? (?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<mdy_y>{_YEAR})"
     rf"|(?P<dmy_d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<dmy>{_MONTH})\.?,? (?:of )?(?P<dmy_y>{_YEAR})"
@@ -85,7 +85,7 @@ def _span(groups: dict[str, str | None]) -> DateSpan | None:
             day = date(y, m, d)
             return DateSpan(_day_start(day), _day_end(day))
         if groups.get("us"):
-            m, d, y = (int(x) for x in groups["us"].split("/"))  # type: ignore[union-attr]
+            m, d, y = (int(x) for x in re.split(r"[/-]", groups["us"]))  # type: ignore[arg-type]
             y = y + 2000 if y < 100 and y < 50 else (y + 1900 if y < 100 else y)
             day = date(y, m, d)
             return DateSpan(_day_start(day), _day_end(day))
@@ -153,7 +153,7 @@ _RELATIVE = re.compile(
 )
 _AGO = re.compile(rf"\b{_AMOUNT}\s+{_UNIT}\s+ago\b")
 _BETWEEN = re.compile(
-    rf"(?:\b(?:between|from)\s+(?:the\s+)?)?(?<![\w/-])(?P<a>{DATE})\s*(?:and|to|until|till|through|thru|-|->|→|–)\s*"
+    rf"(?:\b(?:between|from)\s+(?:the\s+)?)?(?<![\w/-])(?P<a>{DATE})\s*(?:and|to|until|till|through|thru|vs\.?|versus|-|->|→|–)\s*"
     rf"(?:the\s+)?(?P<b>{DATE.replace('?P<', '?P<b_')})"
 )
 _SINCE = re.compile(rf"\b(?:since|after|from|starting(?: in| on)?)\s+(?:the\s+)?(?P<a>{DATE})")
@@ -183,6 +183,7 @@ def _b_groups(groups: dict[str, str | None]) -> dict[str, str | None]:
 
 def find_window(text: str, now: datetime) -> TimeMatch | None:
     """The first time phrase in lower-cased ``text`` as a window relative to ``now``."""
+    text = re.sub(r"\bcy\s?((?:19|20)\d{2})\b", r"in \1   ", text)  # "CY2025" (calendar year), same length kept
     if m := _LAST_ADMISSION.search(text):
         return TimeMatch(Window(None, None, "during the last admission", anchor="last_admission"), *m.span(), "admission")
     if m := _BETWEEN.search(text):
