@@ -117,14 +117,19 @@ class Record:
     facts: list[Fact] = field(default_factory=list)
     admins: list[Administration] = field(default_factory=list)
     lab_times: list[datetime] = field(default_factory=list)
+    cache: dict[Any, list[Any]] = field(default_factory=dict, repr=False, compare=False)
 
     def of(self, kind: str) -> list[Fact]:
-        """Facts of one kind, oldest first."""
-        return [f for f in self.facts if f.kind == kind]
+        """Facts of one kind, oldest first (a fresh list; the record is not changed after loading)."""
+        if kind not in self.cache:
+            self.cache[kind] = [f for f in self.facts if f.kind == kind]
+        return list(self.cache[kind])
 
     def series(self, codes: frozenset[str]) -> list[Value]:
         """Values carrying any of the codes, oldest first."""
-        return [v for v in self.values if v.codes & codes]
+        if codes not in self.cache:
+            self.cache[codes] = [v for v in self.values if v.codes & codes]
+        return list(self.cache[codes])
 
     def last_time(self) -> datetime:
         """The latest dated fact of the record."""

@@ -12,6 +12,7 @@ import calendar
 import random
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from functools import cached_property
 
 MONTHS = [calendar.month_name[i] for i in range(13)]
 MON = [calendar.month_abbr[i] for i in range(13)]
@@ -65,10 +66,15 @@ class Window:
             return [self, self.moved(-MARGIN_DAYS), self.moved(MARGIN_DAYS)]
         return [self]
 
+    @cached_property
+    def near_edges(self) -> frozenset[date]:
+        """The boundary days and the days either side of them."""
+        return frozenset(d + timedelta(days=k) for d in self.edges for k in (-1, 0, 1))
+
     def clear_of(self, times: list[datetime]) -> bool:
         """True when no time falls on, or a day either side of, a boundary day."""
-        near = {d + timedelta(days=k) for d in self.edges for k in (-1, 0, 1)}
-        return not any(t.date() in near for t in times)
+        near = self.near_edges
+        return not near or near.isdisjoint(t.date() for t in times)
 
 
 EVER = Window(datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, tzinfo=UTC), "")

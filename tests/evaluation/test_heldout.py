@@ -174,8 +174,6 @@ def _paths(name: str) -> dict[str, Path]:
 def bundle_of(name: str, pid: str) -> tuple[dict, dict[str, dict]]:
     """A patient's bundle and its resources by ``Type/id``."""
     bundle = orjson.loads(_paths(name)[pid].read_bytes())
-    (found,) = fp(bundle, "Bundle.entry.resource.where(resourceType = 'Patient').id")
-    assert found == pid
     return bundle, {f"{e['resource']['resourceType']}/{e['resource']['id']}": e["resource"] for e in bundle["entry"]}
 
 
@@ -285,7 +283,7 @@ def test_values_by_fhirpath(name: str) -> None:
     """Latest, first, extremes and averages over the whole record, re-derived with FHIRPath."""
     if name == "shorthand":
         need_synthea()
-    for r in chosen(name, VALUE_PREFIXES, 3 if name == "shorthand" else 10):
+    for r in chosen(name, VALUE_PREFIXES, 2 if name == "shorthand" else 6):
         assert close(_value_gold(name, r), r), r["id"]
 
 
