@@ -114,7 +114,7 @@ def test_pull_from_an_unreachable_server_fails_as_a_job(writable):
 
 
 @pytest.mark.server
-def test_pull_reads_a_patient_from_a_fhir_server(fhir_server, keys, tmp_path):
+def test_pull_reads_a_patient_from_a_fhir_server(fhir_server, keys, tmp_path):  # noqa: F811 - fixture
     """``$pull`` with a patient reads ``Patient/{id}/$everything`` from a real FHIR server into an empty store."""
     bundle = json.loads(sorted(SAMPLE.glob("*.json"))[0].read_text())
     entries = [{**e, "request": {"method": "PUT", "url": f"{e['resource']['resourceType']}/{e['resource']['id']}"}}
