@@ -3,95 +3,285 @@
 Every primitive in a resource becomes one fact: its path with array indices
 (``component[1].valueQuantity.value``), its JSON type and its value. :func:`unflatten` rebuilds the
 resource from the facts, which is how the tests prove nothing is lost.
+
+On the ingest path :meth:`FactColumns.add_checked` does the structural checks of
+:mod:`fhirqa.normalize.validate` in the same walk that emits the facts, so each resource is walked once.
 """
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fhirqa.normalize.validate import DATE_KEYS, MAX_STRING, REFERENCE_KEYS, check_resource, is_date_time
 
 #: value_type codes stored with each fact.
 STRING, NUMBER, BOOLEAN, NULL = "string", "number", "boolean", "null"
+#: value_type by the small integer the walk records (Arrow builds the strings from a 4-entry dictionary).
+VALUE_TYPES = (STRING, NUMBER, BOOLEAN, NULL)
+_S, _N, _B, _Z = 0, 1, 2, 3
+_VALUE_TYPES = pa.array(VALUE_TYPES, pa.string())
+_INDEX = tuple(f"[{i}]" for i in range(512))
+
+# What the walk must notice (then validate.check_resource decides and names the field):
+_CHECK_STR = DATE_KEYS | REFERENCE_KEYS  # a string here must be a date, or must not be a string at all
+_CHECK_SCALAR = DATE_KEYS | REFERENCE_KEYS | {"reference"}  # a number or boolean here is wrong
+_CHECK_NULL = REFERENCE_KEYS | {"reference"}  # null here is wrong
+
+
+class _Notice(Exception):
+    """Raised inside the walk when a field needs :func:`check_resource`'s verdict."""
 
 
 class FactColumns:
-    """Column-wise buffers of facts (patient, type, id, path, value_type, value, number), ready for Arrow."""
+    """Column-wise buffers of facts (patient, type, id, path, value_type, value, number, seq), ready for Arrow.
 
-    __slots__ = ("patient_id", "resource_type", "resource_id", "path", "value_type", "value", "number")
+    The walk appends only what differs per fact (path, type code, value, number); patient, type, id and
+    seq are kept once per resource with its fact count and repeated by Arrow, not by Python.
+    """
+
+    __slots__ = ("_counts", "_ids", "_patients", "_seqs", "_types", "number", "path", "value", "value_code")
 
     def __init__(self) -> None:
-        self.patient_id: list[str | None] = []
-        self.resource_type: list[str] = []
-        self.resource_id: list[str] = []
         self.path: list[str] = []
-        self.value_type: list[str] = []
+        self.value_code: list[int] = []
         self.value: list[str | None] = []
         self.number: list[float | None] = []
+        self._patients: list[str | None] = []
+        self._types: list[str] = []
+        self._ids: list[str] = []
+        self._seqs: list[int] = []
+        self._counts: list[int] = []
 
     def __len__(self) -> int:
         return len(self.path)
 
-    def add_resource(self, resource: dict[str, Any], patient_id: str | None) -> None:
-        """Append the facts of one resource."""
-        rtype = resource["resourceType"]
-        rid = resource["id"]
-        paths: list[str] = []
-        types: list[str] = []
-        values: list[str | None] = []
-        numbers: list[float | None] = []
-        _walk(resource, "", paths, types, values, numbers)
-        count = len(paths)
-        self.patient_id.extend([patient_id] * count)
-        self.resource_type.extend([rtype] * count)
-        self.resource_id.extend([rid] * count)
-        self.path.extend(paths)
-        self.value_type.extend(types)
-        self.value.extend(values)
-        self.number.extend(numbers)
+    def add_resource(self, resource: dict[str, Any], patient_id: str | None, seq: int = 0) -> None:
+        """Append the facts of one resource (no checks)."""
+        before = len(self.path)
+        _emit_dict(resource, "", self.path.append, self.value_code.append, self.value.append, self.number.append)
+        self._close(resource["resourceType"], resource["id"], patient_id, seq, before)
+
+    def add_checked(
+        self, resource: dict[str, Any], patient_id: str | None, seq: int = 0, max_string: int = MAX_STRING,
+        *, long_strings: bool = True,
+    ) -> None:
+        """Append the facts of one resource while checking it; raise ``InvalidResource`` (nothing appended).
+
+        ``long_strings=False`` says the caller knows no string can exceed ``max_string`` (its serialized
+        form is shorter), which spares a length test per string.
+        """
+        paths = self.path
+        before = len(paths)
+        try:
+            if long_strings:
+                check_resource(resource, max_string)
+                _emit_dict(resource, "", paths.append, self.value_code.append, self.value.append, self.number.append)
+            else:
+                _scan_dict(resource, "", paths.append, self.value_code.append, self.value.append, self.number.append)
+        except _Notice:
+            self._truncate(before)
+            check_resource(resource, max_string)  # raises InvalidResource naming the field
+            _emit_dict(resource, "", paths.append, self.value_code.append, self.value.append, self.number.append)
+        self._close(resource["resourceType"], resource["id"], patient_id, seq, before)
+
+    def _truncate(self, size: int) -> None:
+        del self.path[size:], self.value_code[size:], self.value[size:], self.number[size:]
+
+    def _close(self, rtype: str, rid: str, patient_id: str | None, seq: int, before: int) -> None:
+        self._patients.append(patient_id)
+        self._types.append(rtype)
+        self._ids.append(rid)
+        self._seqs.append(seq)
+        self._counts.append(len(self.path) - before)
+
+    # Per-fact views of the per-resource columns (tests and debugging; Arrow does not use them).
+    def _repeat(self, column: list) -> list:
+        return [value for value, count in zip(column, self._counts, strict=True) for _ in range(count)]
+
+    @property
+    def patient_id(self) -> list[str | None]:
+        """Patient of each fact."""
+        return self._repeat(self._patients)
+
+    @property
+    def resource_type(self) -> list[str]:
+        """Resource type of each fact."""
+        return self._repeat(self._types)
+
+    @property
+    def resource_id(self) -> list[str]:
+        """Resource id of each fact."""
+        return self._repeat(self._ids)
+
+    @property
+    def value_type(self) -> list[str]:
+        """``string``/``number``/``boolean``/``null`` of each fact."""
+        return [VALUE_TYPES[code] for code in self.value_code]
+
+    def to_arrow(self, schema: pa.Schema) -> pa.Table:
+        """The facts as a table of ``schema`` (patient_id, resource_type, resource_id, path, value_type, value, number, seq)."""
+        keep = [i for i, count in enumerate(self._counts) if count]  # a run may not be empty
+        run_ends = pa.array(list(accumulate(self._counts[i] for i in keep)), pa.int64())
+
+        def repeat(column: list, arrow_type: pa.DataType) -> pa.Array:
+            values = pa.array([column[i] for i in keep], arrow_type)
+            return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, values))
+
+        return pa.Table.from_arrays(
+            [
+                repeat(self._patients, pa.string()),
+                repeat(self._types, pa.string()),
+                repeat(self._ids, pa.string()),
+                pa.array(self.path, pa.string()),
+                _VALUE_TYPES.take(pa.array(self.value_code, pa.int8())),
+                pa.array(self.value, pa.string()),
+                pa.array(self.number, pa.float64()),
+                repeat(self._seqs, pa.int64()),
+            ],
+            schema=schema,
+        )
 
 
-def _walk(node: Any, prefix: str, paths: list, types: list, values: list, numbers: list) -> None:
-    # Iterative would be marginally faster; recursion keeps the path logic obvious and FHIR is shallow.
+# The walks. ``pa``/``ta``/``va``/``na`` are the bound ``append`` of the path, type-code, value and
+# number columns; recursion is in document order. Types are tested with ``is`` (JSON from orjson holds
+# exactly dict, list, str, int, float, bool, None); anything else takes the generic branch.
+
+
+def _scan_dict(node: dict, prefix: str, pa: Any, ta: Any, va: Any, na: Any) -> None:
+    """Emit the facts under ``node`` and raise :class:`_Notice` at a field the checks must look at."""
     for key, value in node.items():
-        path = f"{prefix}.{key}" if prefix else key
-        _emit(value, path, paths, types, values, numbers)
+        path = prefix + key
+        kind = type(value)
+        if kind is str:
+            if key in _CHECK_STR and (key in REFERENCE_KEYS or not is_date_time(value)):
+                raise _Notice
+            pa(path)
+            ta(_S)
+            va(value)
+            na(None)
+        elif kind is dict:
+            if key == "reference":
+                raise _Notice
+            _scan_dict(value, path + ".", pa, ta, va, na)
+        elif kind is list:
+            if key == "reference":
+                raise _Notice
+            _scan_list(value, path, pa, ta, va, na)
+        elif kind is int:
+            if key in _CHECK_SCALAR:
+                raise _Notice
+            pa(path)
+            ta(_N)
+            va(str(value))
+            na(float(value))
+        elif kind is float:
+            if key in _CHECK_SCALAR:
+                raise _Notice
+            pa(path)
+            ta(_N)
+            va(repr(value))
+            na(value)
+        elif kind is bool:
+            if key in _CHECK_SCALAR:
+                raise _Notice
+            pa(path)
+            ta(_B)
+            va("true" if value else "false")
+            na(None)
+        elif value is None:
+            if key in _CHECK_NULL:
+                raise _Notice
+            pa(path)
+            ta(_Z)
+            va(None)
+            na(None)
+        else:
+            raise _Notice
 
 
-def _emit(value: Any, path: str, paths: list, types: list, values: list, numbers: list) -> None:
+def _scan_list(node: list, prefix: str, pa: Any, ta: Any, va: Any, na: Any) -> None:
+    for index, value in enumerate(node):
+        path = prefix + (_INDEX[index] if index < 512 else f"[{index}]")
+        kind = type(value)
+        if kind is dict:
+            _scan_dict(value, path + ".", pa, ta, va, na)
+        elif kind is str:
+            pa(path)
+            ta(_S)
+            va(value)
+            na(None)
+        elif kind is list:
+            _scan_list(value, path, pa, ta, va, na)
+        elif kind is int:
+            pa(path)
+            ta(_N)
+            va(str(value))
+            na(float(value))
+        elif kind is float:
+            pa(path)
+            ta(_N)
+            va(repr(value))
+            na(value)
+        elif kind is bool:
+            pa(path)
+            ta(_B)
+            va("true" if value else "false")
+            na(None)
+        elif value is None:
+            pa(path)
+            ta(_Z)
+            va(None)
+            na(None)
+        else:
+            raise _Notice
+
+
+def _emit_dict(node: dict, prefix: str, pa: Any, ta: Any, va: Any, na: Any) -> None:
+    """Emit the facts under ``node`` (any mapping/sequence types, no checks)."""
+    for key, value in node.items():
+        _emit(value, prefix + key, pa, ta, va, na)
+
+
+def _emit(value: Any, path: str, pa: Any, ta: Any, va: Any, na: Any) -> None:
     if isinstance(value, str):
-        paths.append(path)
-        types.append(STRING)
-        values.append(value)
-        numbers.append(None)
+        pa(path)
+        ta(_S)
+        va(value)
+        na(None)
     elif isinstance(value, dict):
-        _walk(value, path, paths, types, values, numbers)
+        _emit_dict(value, path + ".", pa, ta, va, na)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            _emit(item, f"{path}[{index}]", paths, types, values, numbers)
+            _emit(item, path + (_INDEX[index] if index < 512 else f"[{index}]"), pa, ta, va, na)
     elif isinstance(value, bool):
-        paths.append(path)
-        types.append(BOOLEAN)
-        values.append("true" if value else "false")
-        numbers.append(None)
+        pa(path)
+        ta(_B)
+        va("true" if value else "false")
+        na(None)
     elif isinstance(value, int | float):
-        paths.append(path)
-        types.append(NUMBER)
-        values.append(repr(value) if isinstance(value, float) else str(value))
-        numbers.append(float(value))
+        pa(path)
+        ta(_N)
+        va(repr(value) if isinstance(value, float) else str(value))
+        na(float(value))
     elif value is None:
-        paths.append(path)
-        types.append(NULL)
-        values.append(None)
-        numbers.append(None)
+        pa(path)
+        ta(_Z)
+        va(None)
+        na(None)
 
 
 def flatten(resource: dict[str, Any]) -> list[tuple[str, str, str | None]]:
     """``(path, value_type, value)`` for every primitive of ``resource``, in document order."""
     paths: list[str] = []
-    types: list[str] = []
+    codes: list[int] = []
     values: list[str | None] = []
     numbers: list[float | None] = []
-    _walk(resource, "", paths, types, values, numbers)
-    return list(zip(paths, types, values, strict=True))
+    _emit_dict(resource, "", paths.append, codes.append, values.append, numbers.append)
+    return [(path, VALUE_TYPES[code], value) for path, code, value in zip(paths, codes, values, strict=True)]
 
 
 def _parse_value(value_type: str, value: str | None) -> Any:

@@ -2,6 +2,9 @@
 
 Bundles from Synthea and from transactions refer to each other by ``fullUrl`` (``urn:uuid:…``);
 servers return absolute URLs (``https://host/fhir/Patient/1``). Both are rewritten at ingest.
+
+The rewrite is on the bulk path (every nested object of every resource), so it walks with an explicit
+stack and no path strings; only when a reference dangles does a second, path-keeping walk name where.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from importlib import resources as _resources
 from typing import Any
 
 _ABSOLUTE = re.compile(r"^(?:https?://[^?#]*/)?([A-Z][A-Za-z]+)/([A-Za-z0-9\-.]{1,64})(?:/_history/[^/]+)?$")
+_LOCAL = ("#", "urn:")
 
 
 @lru_cache(maxsize=1)
@@ -22,6 +26,7 @@ def resource_types() -> frozenset[str]:
     return frozenset(line.strip() for line in text.splitlines() if line.strip())
 
 
+@lru_cache(maxsize=65536)  # the same patient, encounter and practitioner are referred to again and again
 def relative_reference(reference: str) -> str | None:
     """``Type/id`` for a relative or absolute literal reference to a known resource type, else None.
 
@@ -36,6 +41,13 @@ def relative_reference(reference: str) -> str | None:
     return None
 
 
+def _resolve(value: str, full_urls: Mapping[str, str]) -> str | None:
+    resolved = full_urls.get(value)
+    if resolved is None and not value.startswith(_LOCAL) and "?" not in value:
+        resolved = relative_reference(value)
+    return resolved
+
+
 def rewrite_references(node: Any, full_urls: Mapping[str, str], dangling: list[str], path: str = "") -> None:
     """Rewrite, in place, every ``reference`` under ``node`` to ``Type/id``.
 
@@ -43,19 +55,62 @@ def rewrite_references(node: Any, full_urls: Mapping[str, str], dangling: list[s
     (``urn:uuid:``/``urn:oid:``) but are not in it are left as they are and reported in ``dangling``
     with their path, so the caller can warn without losing the record.
     """
+    if _rewrite_fast(node, full_urls):
+        _find_dangling(node, full_urls, dangling, path)
+
+
+def _rewrite_fast(node: Any, full_urls: Mapping[str, str]) -> bool:
+    """Rewrite without tracking paths; True when a bundle-local reference was left dangling."""
+    dict_, list_, str_ = dict, list, str
+    get = full_urls.get
+    dangles = False
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current = pop()
+        if type(current) is dict_:
+            for key, value in current.items():
+                kind = type(value)
+                if kind is str_:
+                    if key == "reference":
+                        resolved = get(value)
+                        if resolved is None and not value.startswith(_LOCAL) and "?" not in value:
+                            resolved = relative_reference(value)
+                        if resolved is not None:
+                            current[key] = resolved
+                        elif value.startswith("urn:"):
+                            dangles = True
+                elif kind is dict_ or kind is list_:
+                    push(value)
+                elif isinstance(value, dict | list):  # subclasses (callers outside the sources)
+                    push(value)
+        elif isinstance(current, dict):
+            for key, value in current.items():
+                if key == "reference" and isinstance(value, str):
+                    resolved = _resolve(value, full_urls)
+                    if resolved is not None:
+                        current[key] = resolved
+                    elif value.startswith("urn:"):
+                        dangles = True
+                elif isinstance(value, dict | list):
+                    push(value)
+        else:
+            for item in current:
+                if isinstance(item, dict | list):
+                    push(item)
+    return dangles
+
+
+def _find_dangling(node: Any, full_urls: Mapping[str, str], dangling: list[str], path: str) -> None:
+    """The paths of the references the fast pass left dangling (rare: it runs only when there are some)."""
     if isinstance(node, dict):
         for key, value in node.items():
             if key == "reference" and isinstance(value, str):
-                resolved = full_urls.get(value)
-                if resolved is None and not value.startswith(("#", "urn:")) and "?" not in value:
-                    resolved = relative_reference(value)
-                if resolved is not None:
-                    node[key] = resolved
-                elif value.startswith("urn:"):
+                if value.startswith("urn:") and _resolve(value, full_urls) is None:
                     dangling.append(f"{path}.reference={value}" if path else f"reference={value}")
             elif isinstance(value, dict | list):
-                rewrite_references(value, full_urls, dangling, f"{path}.{key}" if path else key)
+                _find_dangling(value, full_urls, dangling, f"{path}.{key}" if path else key)
     elif isinstance(node, list):
         for index, item in enumerate(node):
             if isinstance(item, dict | list):
-                rewrite_references(item, full_urls, dangling, f"{path}[{index}]")
+                _find_dangling(item, full_urls, dangling, f"{path}[{index}]")

@@ -1,22 +1,38 @@
 """Build the next generation of a store from the staged batches of one ingest, in DuckDB.
 
-Only resource types that changed are rewritten; untouched parts are carried over by reference.
+Only resource types that changed are rewritten; untouched parts are carried over by reference, and so
+is every canonical view whose inputs (its SQL and the mapped tables it reads) did not change.
 All set operations run in DuckDB over Parquet, so the merge spills to disk instead of filling memory.
+
+Staging keeps one file per resource type and kind (``resources-<Type>-<batch>.parquet``…), so
+rewriting a type reads that type's files only, and each table part is one ``COPY`` (whose result is
+the row count: nothing is read back).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from fhirqa.errors import FhirqaError
 from fhirqa.store.layout import Manifest, generation_dir
 from fhirqa.store.mappings import Mapping
 from fhirqa.store.merge import STORED, Candidate, decide
+
+#: Memory DuckDB may use for the merge before it spills to the staging folder (env ``FHIRQA_MERGE_MEMORY``).
+MERGE_MEMORY = os.environ.get("FHIRQA_MERGE_MEMORY", "128MB")
+_STORE_PARQUET = "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE_BYTES '16MB'"
+_ROW_GROUP_BYTES = 16 << 20  # row groups of about this size (in memory): small enough for per-patient reads
+_CHUNK = 50_000  # decided rows handed to DuckDB at a time
+_MAP_TABLE = re.compile(r"\bmap_[a-z0-9_]+\b")
 
 
 @dataclass
@@ -33,36 +49,69 @@ class Changes:
 
 
 def _sql_list(paths: list[Path]) -> str:
-    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+    return "[" + ", ".join(_quote(p) for p in paths) + "]"
 
 
-def _quote(path: Path) -> str:
+def _quote(path: Path | str) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))  # what this process may run on (taskset, cgroups)
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
 def connect_scratch(temp_dir: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB that spills to ``temp_dir`` and computes times in UTC."""
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute(f"SET temp_directory = {_quote(temp_dir)}")
-    con.execute("SET preserve_insertion_order = false")
+    """An in-memory DuckDB that spills to ``temp_dir``, computes times in UTC and uses the cores it may run on."""
+    con = duckdb.connect(
+        config={
+            "threads": _cores(),
+            "memory_limit": MERGE_MEMORY,
+            "temp_directory": str(temp_dir),
+            "preserve_insertion_order": False,
+        }
+    )
+    con.execute("SET TimeZone = 'UTC'").fetchall()
     return con
 
 
-def _staged(con: duckdb.DuckDBPyConnection, name: str, staging: Path, pattern: str) -> bool:
-    files = sorted(staging.glob(pattern))
-    if not files:
-        return False
-    con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_sql_list(files)}, union_by_name = true)")
-    return True
+class _Staged:
+    """The staging folder's files by kind and resource type (or map table)."""
+
+    def __init__(self, staging: Path) -> None:
+        self.files: dict[tuple[str, str], list[Path]] = {}
+        for path in sorted(staging.glob("*.parquet")):
+            kind, _, rest = path.stem.partition("-")
+            name = rest.rpartition("-")[0] or rest
+            if kind in ("resources", "facts"):
+                self.files.setdefault((kind, name), []).append(path)
+            else:  # <map table>-<batch>
+                table = path.stem.rpartition("-")[0]
+                self.files.setdefault(("map", table), []).append(path)
+
+    def of(self, kind: str, name: str) -> list[Path]:
+        return self.files.get((kind, name), [])
+
+    def types(self) -> list[str]:
+        return sorted(name for kind, name in self.files if kind == "resources")
 
 
-def _iter_conflicts(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, str, list[Candidate]]]:
+def _conflicts(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, str, list[Candidate]]]:
+    """Every key with more than one copy (stored or staged) that needs the merge rules, copies in seq order.
+
+    The common re-ingest case, one stored and one staged copy with the same hash, is settled in SQL (keep).
+    """
     cursor = con.execute(
         """
-        SELECT resource_type, id, seq, version_id, last_updated, hash, deleted FROM cands
-        WHERE (resource_type, id) IN (SELECT resource_type, id FROM cands GROUP BY ALL HAVING count(*) > 1)
-        ORDER BY resource_type, id, seq
+        SELECT c.resource_type, c.id, c.seq, c.version_id, c.last_updated, c.hash, c.deleted
+        FROM cands c SEMI JOIN (
+            SELECT resource_type, id FROM cands GROUP BY ALL
+            HAVING count(*) > 1
+               AND NOT (count(*) = 2 AND min(seq) = -1 AND NOT bool_or(deleted) AND min(hash) = max(hash))
+        ) k ON k.resource_type = c.resource_type AND k.id = c.id
+        ORDER BY c.resource_type, c.id, c.seq
         """
     )
     key: tuple[str, str] | None = None
@@ -78,61 +127,80 @@ def _iter_conflicts(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, str, 
         yield key[0], key[1], group
 
 
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple], names: list[str]) -> None:
+    if rows:
+        con.register("_rows", pa.table(list(zip(*rows, strict=True)), names=names))
+        con.execute(f"INSERT INTO {table} SELECT * FROM _rows").fetchall()
+        con.unregister("_rows")
+        rows.clear()
+
+
 def build_generation(
     db: Path, current: Manifest, staging: Path, mappings: dict[str, Mapping], views_dir: Path
 ) -> tuple[Manifest, Changes]:
     """Write the next generation's files and return its manifest (not yet committed) and the changes."""
     con = connect_scratch(staging)
+    try:
+        return _build(con, db, current, _Staged(staging), mappings, views_dir)
+    finally:
+        con.close()
+
+
+def _build(
+    con: duckdb.DuckDBPyConnection, db: Path, current: Manifest, staged: _Staged, mappings: dict[str, Mapping],
+    views_dir: Path,
+) -> tuple[Manifest, Changes]:
     changes = Changes()
-    if not _staged(con, "staged", staging, "resources-*.parquet"):
+    types = staged.types()
+    if not types:
         return current, changes
-    stored_files = [db / f for f in current.files("resources").values()]
+    meta = "resource_type, id, seq, version_id, last_updated, hash, deleted"
+    all_staged = [p for t in types for p in staged.of("resources", t)]
+    con.execute(f"CREATE VIEW staged AS SELECT {meta} FROM read_parquet({_sql_list(all_staged)})").fetchall()
+    stored_files = [db / rel for t, rel in sorted(current.files("resources").items()) if t in types]
     if stored_files:
-        con.execute(f"CREATE VIEW stored AS SELECT * FROM read_parquet({_sql_list(stored_files)}, union_by_name = true)")
+        stored = (
+            f"SELECT resource_type, id, {STORED} AS seq, version_id, last_updated, hash, false AS deleted "
+            f"FROM read_parquet({_sql_list(stored_files)}, union_by_name = true) "
+            "WHERE (resource_type, id) IN (SELECT resource_type, id FROM staged)"
+        )
+        con.execute(f"CREATE TEMP TABLE cands AS SELECT {meta} FROM staged UNION ALL {stored}").fetchall()
     else:
-        con.execute("CREATE VIEW stored AS SELECT * FROM staged WHERE false")
-    con.execute(
-        f"""
-        CREATE TEMP TABLE cands AS
-        SELECT resource_type, id, seq, version_id, last_updated, hash, deleted FROM staged
-        UNION ALL
-        SELECT resource_type, id, {STORED} AS seq, version_id, last_updated, hash, false FROM stored
-        WHERE (resource_type, id) IN (SELECT resource_type, id FROM staged)
-        """
-    )
-    con.execute("CREATE TEMP TABLE winners (resource_type VARCHAR, id VARCHAR, seq BIGINT)")
-    con.execute("CREATE TEMP TABLE removed (resource_type VARCHAR, id VARCHAR)")
+        con.execute(f"CREATE TEMP TABLE cands AS SELECT {meta} FROM staged").fetchall()
     # Keys seen once and staged: new resources (a lone deletion of something never stored is a no-op).
     con.execute(
         """
-        INSERT INTO winners SELECT resource_type, id, any_value(seq) FROM cands GROUP BY ALL
+        CREATE TEMP TABLE winners AS SELECT resource_type, id, any_value(seq) AS seq FROM cands GROUP BY ALL
         HAVING count(*) = 1 AND any_value(seq) >= 0 AND NOT any_value(deleted)
         """
     ).fetchall()
-    win_rows: list[tuple[str, str, int]] = []
-    removed_rows: list[tuple[str, str]] = []
-    for rtype, rid, group in _iter_conflicts(con):
-        stored = group[0] if group[0].seq == STORED else None
-        staged = group[1:] if stored is not None else group
-        outcome = decide(stored, staged)
+    con.execute("CREATE TEMP TABLE removed (resource_type VARCHAR, id VARCHAR)").fetchall()
+    win_rows: list[tuple] = []
+    removed_rows: list[tuple] = []
+    for rtype, rid, group in _conflicts(con):
+        stored_copy = group[0] if group[0].seq == STORED else None
+        outcome = decide(stored_copy, group[1:] if stored_copy is not None else group)
         if outcome.action == "keep":
             continue
-        if stored is not None:
+        if stored_copy is not None:
             removed_rows.append((rtype, rid))
         if outcome.action == "replace":
             assert outcome.seq is not None
             win_rows.append((rtype, rid, outcome.seq))
-    if win_rows:
-        con.register("_win", pa.table(list(zip(*win_rows, strict=True)), names=["resource_type", "id", "seq"]))
-        con.execute("INSERT INTO winners SELECT * FROM _win").fetchall()
-    if removed_rows:
-        con.register("_rem", pa.table(list(zip(*removed_rows, strict=True)), names=["resource_type", "id"]))
-        con.execute("INSERT INTO removed SELECT * FROM _rem").fetchall()
+        if len(win_rows) >= _CHUNK or len(removed_rows) >= _CHUNK:
+            _insert(con, "winners", win_rows, ["resource_type", "id", "seq"])
+            _insert(con, "removed", removed_rows, ["resource_type", "id"])
+    _insert(con, "winners", win_rows, ["resource_type", "id", "seq"])
+    _insert(con, "removed", removed_rows, ["resource_type", "id"])
 
-    for rtype, count in con.execute("SELECT resource_type, count(*) FROM winners GROUP BY ALL").fetchall():
-        changes.written[rtype] = count
-    for rtype, count in con.execute("SELECT resource_type, count(*) FROM removed GROUP BY ALL").fetchall():
-        changes.removed[rtype] = count
+    counts = con.execute(
+        "SELECT 'w', resource_type, count(*) FROM winners GROUP BY ALL "
+        "UNION ALL SELECT 'r', resource_type, count(*) FROM removed GROUP BY ALL "
+        "UNION ALL SELECT 's', resource_type, count(*) FROM staged GROUP BY ALL"
+    ).fetchall()
+    staged_rows: dict[str, int] = {}
+    for kind, rtype, count in counts:
+        {"w": changes.written, "r": changes.removed, "s": staged_rows}[kind][rtype] = count
     if not changes.any:
         return current, changes
 
@@ -140,93 +208,175 @@ def build_generation(
     out = generation_dir(db, generation)
     tables = dict(current.tables)
     touched = sorted(set(changes.written) | set(changes.removed))
-    has_facts = _staged(con, "staged_facts", staging, "facts-*.parquet")
     for rtype in touched:
-        _rewrite_type(con, db, out, tables, rtype, has_facts)
+        # When every staged row of the type won (a first load), the staged files are the new rows as they are.
+        every = changes.written.get(rtype, 0) == staged_rows.get(rtype, -1)
+        _rewrite_type(con, db, out, tables, staged, rtype, rtype in changes.removed, every)
         mapping = mappings.get(rtype)
         if mapping is not None:
-            _rewrite_map(con, db, out, tables, staging, mapping)
-    _build_views(con, db, out, tables, mappings, views_dir)
-    con.close()
+            _rewrite_map(con, db, out, tables, staged, mapping, rtype in changes.removed, every)
+    changed_maps = {mappings[t].table for t in touched if t in mappings}
+    _build_views(con, db, out, tables, mappings, views_dir, changed_maps)
     return Manifest(generation, "", tables), changes
 
 
-def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path) -> int:
+def _memory_bytes(setting: str) -> int:
+    match = re.fullmatch(r"\s*([\d.]+)\s*([KMGT]?)i?B?\s*", setting, re.IGNORECASE)
+    if not match:
+        return 256 << 20
+    return int(float(match.group(1)) * 1024 ** " KMGT".index((match.group(2) or " ").upper()))
+
+
+@dataclass
+class _Size:
+    """Rows and (roughly) the bytes they take in a DuckDB sort, from Parquet footers."""
+
+    rows: int = 0
+    bytes: int = 0
+
+    @classmethod
+    def of(cls, paths: list[Path]) -> _Size:
+        size = cls()
+        for path in paths:
+            meta = pq.read_metadata(path)
+            encoded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            size.rows += meta.num_rows
+            size.bytes += max(encoded, meta.num_rows * meta.num_columns * 32)  # dictionaries hide repeated strings
+        return size
+
+
+def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, size: _Size | None = None) -> int:
+    """Write the rows of ``select`` sorted by ``order`` to ``path``; the number of rows written.
+
+    Without a ``size`` (the views: small, any SQL type) this is one ``COPY … ORDER BY``. With one
+    (resources, facts, mapped rows), the rows are sorted in ranges of the first sort key, split at
+    sampled quantiles so that each range sorts in a quarter of the merge memory, and streamed one range
+    after the other through Arrow into one Parquet file: the same globally sorted file, memory bounded
+    by the setting and not by the input, and none of the external sort's spilling (measured on 2.8M
+    facts with 128 MB: 2.5 s in 20 ranges, 6.6 s as one spilling sort, 3.0 s and 1.1 GB unbounded).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    con.execute(f"COPY (SELECT * FROM ({select}) ORDER BY {order}) TO {_quote(path)} (FORMAT parquet, COMPRESSION zstd)").fetchall()
-    return int(con.execute(f"SELECT count(*) FROM read_parquet({_quote(path)})").fetchall()[0][0])
+    if size is None:
+        rows = con.execute(
+            f"COPY (SELECT * FROM ({select}) ORDER BY {order}) TO {_quote(path)} ({_STORE_PARQUET})"
+        ).fetchall()
+        return int(rows[0][0]) if rows else 0
+    parts = max(1, -(-size.bytes // max(1, _memory_bytes(MERGE_MEMORY) // 4)))
+    key = order.split(",")[0].strip()
+    con.execute(f"CREATE OR REPLACE TEMP VIEW _sorted_input AS {select}").fetchall()
+    ranges = ["true"]
+    if parts > 1:
+        quantiles = [i / parts for i in range(1, parts)]
+        rows = con.execute(
+            f"SELECT quantile_disc({key}, {quantiles}) FROM (SELECT {key} FROM _sorted_input "
+            f"WHERE {key} IS NOT NULL USING SAMPLE reservoir(20000 ROWS) REPEATABLE (1))"
+        ).fetchall()
+        splits = sorted({s for s in (rows[0][0] if rows and rows[0][0] else []) if s is not None})
+        bounds: list[str | None] = [None, *splits, None]
+        ranges = []
+        for low, high in zip(bounds, bounds[1:], strict=False):
+            cond = [f"{key} >= {_literal(low)}" if low is not None else f"{key} IS NOT NULL"]
+            if high is not None:
+                cond.append(f"{key} < {_literal(high)}")
+            ranges.append(" AND ".join(cond))
+        ranges.append(f"{key} IS NULL")  # NULLS LAST, as ORDER BY does
+    rows_per_group = max(1_000, min(122_880, size.rows * _ROW_GROUP_BYTES // max(size.bytes, 1)))
+    written = 0
+    writer: pq.ParquetWriter | None = None
+    try:
+        for cond in ranges:
+            reader = con.sql(f"SELECT * FROM _sorted_input WHERE {cond} ORDER BY {order}").to_arrow_reader(
+                rows_per_group
+            )
+            if writer is None:
+                writer = pq.ParquetWriter(path, reader.schema, compression="zstd")
+            for batch in reader:
+                if batch.num_rows:
+                    writer.write_batch(batch)
+                    written += batch.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return written
 
 
-def _rewrite_type(
-    con: duckdb.DuckDBPyConnection, db: Path, out: Path, tables: dict[str, str], rtype: str, has_facts: bool
-) -> None:
-    t = rtype.replace("'", "''")
-    old = tables.get(f"resources/{rtype}")
-    keep_old = (
-        f"SELECT o.* FROM read_parquet({_quote(db / old)}) o ANTI JOIN removed r "
-        f"ON r.resource_type = '{t}' AND r.id = o.id"
-        if old
-        else None
-    )
-    new = (
-        "SELECT s.resource_type, s.id, s.patient_id, s.version_id, s.last_updated, s.hash, s.origin, s.json "
-        f"FROM staged s SEMI JOIN winners w ON w.resource_type = s.resource_type AND w.id = s.id AND w.seq = s.seq "
-        f"WHERE s.resource_type = '{t}'"
-    )
-    select = f"{keep_old} UNION ALL BY NAME {new}" if keep_old else new
-    path = out / "resources" / f"{rtype}.parquet"
-    if _write(con, select, "patient_id, id", path):
-        tables[f"resources/{rtype}"] = str(path.relative_to(db))
-    else:
-        path.unlink()
-        tables.pop(f"resources/{rtype}", None)
-
-    old_facts = tables.get(f"facts/{rtype}")
-    keep_facts = (
-        f"SELECT o.* FROM read_parquet({_quote(db / old_facts)}) o ANTI JOIN removed r "
-        f"ON r.resource_type = '{t}' AND r.id = o.resource_id"
-        if old_facts
-        else None
-    )
-    new_facts = (
-        "SELECT f.* EXCLUDE (seq) FROM staged_facts f SEMI JOIN winners w "
-        f"ON w.resource_type = f.resource_type AND w.id = f.resource_id AND w.seq = f.seq WHERE f.resource_type = '{t}'"
-        if has_facts
-        else None
-    )
-    parts = [p for p in (keep_facts, new_facts) if p]
-    fpath = out / "facts" / f"{rtype}.parquet"
-    if parts and _write(con, " UNION ALL BY NAME ".join(parts), "patient_id, resource_id", fpath):
-        tables[f"facts/{rtype}"] = str(fpath.relative_to(db))
-    else:
-        fpath.unlink(missing_ok=True)
-        tables.pop(f"facts/{rtype}", None)
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
-def _rewrite_map(
-    con: duckdb.DuckDBPyConnection, db: Path, out: Path, tables: dict[str, str], staging: Path, mapping: Mapping
-) -> None:
-    t = mapping.resource_type.replace("'", "''")
-    key = f"map/{mapping.table}"
-    old = tables.get(key)
-    parts = []
-    if old:
-        parts.append(
-            f"SELECT o.* FROM read_parquet({_quote(db / old)}) o ANTI JOIN removed r "
-            f"ON r.resource_type = '{t}' AND '{t}/' || r.id = o.ref"
-        )
-    view = f"staged_{mapping.table}"
-    if _staged(con, view, staging, f"{mapping.table}-*.parquet"):
-        parts.append(
-            f"SELECT m.* EXCLUDE (seq) FROM {view} m SEMI JOIN winners w "
-            f"ON w.resource_type = '{t}' AND '{t}/' || w.id = m.ref AND w.seq = m.seq"
-        )
-    path = out / "maps" / f"{mapping.table}.parquet"
-    if parts and _write(con, " UNION ALL BY NAME ".join(parts), "patient_id, ref", path):
+def _parts(old: str | None, keep_old: str, new_files: list[Path], new: str) -> str | None:
+    parts = [p for p in ((keep_old if old else None), (new if new_files else None)) if p]
+    return " UNION ALL BY NAME ".join(parts) if parts else None
+
+
+def _commit(tables: dict[str, str], db: Path, key: str, path: Path, written: int) -> None:
+    if written:
         tables[key] = str(path.relative_to(db))
     else:
         path.unlink(missing_ok=True)
         tables.pop(key, None)
+
+
+def _rewrite_type(
+    con: duckdb.DuckDBPyConnection, db: Path, out: Path, tables: dict[str, str], staged: _Staged, rtype: str,
+    any_removed: bool, every_staged_won: bool = False,
+) -> None:
+    t = _literal(rtype)
+    winners = f"(SELECT id, seq FROM winners WHERE resource_type = {t})"
+    semi = "" if every_staged_won else f"SEMI JOIN {winners} w ON w.id = {{alias}}.{{key}} AND w.seq = {{alias}}.seq"
+    removed = f"(SELECT id FROM removed WHERE resource_type = {t})"
+
+    old = tables.get(f"resources/{rtype}")
+    files = staged.of("resources", rtype)
+    keep_old = f"SELECT o.* FROM read_parquet({_quote(db / old)}) o" if old else ""
+    if old and any_removed:
+        keep_old += f" ANTI JOIN {removed} r ON r.id = o.id"
+    new = (
+        "SELECT s.resource_type, s.id, s.patient_id, s.version_id, s.last_updated, s.hash, s.origin, s.json "
+        f"FROM read_parquet({_sql_list(files)}) s {semi.format(alias='s', key='id')}"
+    )
+    path = out / "resources" / f"{rtype}.parquet"
+    select = _parts(old, keep_old, files, new)
+    size = _Size.of([*([db / old] if old else []), *files])
+    _commit(tables, db, f"resources/{rtype}", path, _write(con, select, "patient_id, id", path, size) if select else 0)
+
+    old_facts = tables.get(f"facts/{rtype}")
+    fact_files = staged.of("facts", rtype)
+    keep_facts = f"SELECT o.* FROM read_parquet({_quote(db / old_facts)}) o" if old_facts else ""
+    if old_facts and any_removed:
+        keep_facts += f" ANTI JOIN {removed} r ON r.id = o.resource_id"
+    new_facts = (
+        f"SELECT f.* EXCLUDE (seq) FROM read_parquet({_sql_list(fact_files)}) f "
+        f"{semi.format(alias='f', key='resource_id')}"
+    )
+    fpath = out / "facts" / f"{rtype}.parquet"
+    select = _parts(old_facts, keep_facts, fact_files, new_facts)
+    size = _Size.of([*([db / old_facts] if old_facts else []), *fact_files])
+    _commit(tables, db, f"facts/{rtype}", fpath, _write(con, select, "patient_id", fpath, size) if select else 0)
+
+
+def _rewrite_map(
+    con: duckdb.DuckDBPyConnection, db: Path, out: Path, tables: dict[str, str], staged: _Staged, mapping: Mapping,
+    any_removed: bool, every_staged_won: bool = False,
+) -> None:
+    t = _literal(mapping.resource_type)
+    prefix = _literal(mapping.resource_type + "/")
+    key = f"map/{mapping.table}"
+    old = tables.get(key)
+    files = staged.of("map", mapping.table)
+    keep_old = f"SELECT o.* FROM read_parquet({_quote(db / old)}) o" if old else ""
+    if old and any_removed:
+        keep_old += f" ANTI JOIN (SELECT {prefix} || id AS ref FROM removed WHERE resource_type = {t}) r ON r.ref = o.ref"
+    new = f"SELECT m.* EXCLUDE (seq) FROM read_parquet({_sql_list(files)}, union_by_name = true) m"
+    if not every_staged_won:
+        new += (
+            f" SEMI JOIN (SELECT {prefix} || id AS ref, seq FROM winners WHERE resource_type = {t}) w "
+            "ON w.ref = m.ref AND w.seq = m.seq"
+        )
+    path = out / "maps" / f"{mapping.table}.parquet"
+    select = _parts(old, keep_old, files, new)
+    size = _Size.of([*([db / old] if old else []), *files])
+    _commit(tables, db, key, path, _write(con, select, "patient_id, ref", path, size) if select else 0)
 
 
 def register_maps(con: duckdb.DuckDBPyConnection, db: Path, tables: dict[str, str], mappings: dict[str, Mapping]) -> None:
@@ -234,10 +384,12 @@ def register_maps(con: duckdb.DuckDBPyConnection, db: Path, tables: dict[str, st
     for mapping in mappings.values():
         rel = tables.get(f"map/{mapping.table}")
         if rel:
-            con.execute(f"CREATE OR REPLACE VIEW {mapping.table} AS SELECT * FROM read_parquet({_quote(db / rel)})")
+            con.execute(
+                f"CREATE OR REPLACE VIEW {mapping.table} AS SELECT * FROM read_parquet({_quote(db / rel)})"
+            ).fetchall()
         else:
             con.register(f"_empty_{mapping.table}", mapping.schema.empty_table())
-            con.execute(f"CREATE OR REPLACE VIEW {mapping.table} AS SELECT * FROM _empty_{mapping.table}")
+            con.execute(f"CREATE OR REPLACE VIEW {mapping.table} AS SELECT * FROM _empty_{mapping.table}").fetchall()
 
 
 def view_files(views_dir: Path) -> dict[str, Path]:
@@ -252,13 +404,32 @@ def _build_views(
     tables: dict[str, str],
     mappings: dict[str, Mapping],
     views_dir: Path,
+    changed_maps: set[str] | None = None,
 ) -> None:
+    """Rebuild the views that read a changed mapped table or whose SQL changed; carry the others over.
+
+    A view's file name carries a digest of its SQL (``views/observation-<digest>.parquet``), so an
+    edited view is rebuilt by the next ingest that changes anything.
+    """
     register_maps(con, db, tables, mappings)
     for name, sql_path in view_files(views_dir).items():
         sql = sql_path.read_text("utf-8").strip().rstrip(";")
-        path = out / "views" / f"{name}.parquet"
+        digest = hashlib.blake2b(sql.encode(), digest_size=6).hexdigest()
+        key = f"view/{name}"
+        previous = tables.get(key)
+        reads = set(_MAP_TABLE.findall(sql))
+        if (
+            changed_maps is not None
+            and previous is not None
+            and Path(previous).stem == f"{name}-{digest}"
+            and reads
+            and not reads & changed_maps
+            and (db / previous).exists()
+        ):
+            continue
+        path = out / "views" / f"{name}-{digest}.parquet"
         try:
             _write(con, sql, "patient_id", path)
         except duckdb.Error as exc:
             raise FhirqaError(f"{sql_path}: view {name!r} failed: {exc}") from exc
-        tables[f"view/{name}"] = str(path.relative_to(db))
+        tables[key] = str(path.relative_to(db))

@@ -1,12 +1,20 @@
 """Stage incoming resources as Parquet batches: raw JSON, facts and mapped rows.
 
-Work per resource happens once, here, as it streams in; batches go to disk every
-``batch_size`` resources so memory stays flat however large the input is.
+Work per resource happens once, here, as it streams in: one JSON dump (stored, and hashed), one walk
+that checks the resource and emits its facts, one run of its canonical map. Batches go to disk, one file
+per resource type and kind, whenever the pending facts or resources pass a budget, so memory stays flat
+however large the input is and the merge reads only the files of the type it rewrites.
+
+A resource whose bytes are identical to a stored one (its hash is in the store's :class:`HashIndex`)
+is staged as a key and a hash only: it cannot change the store, so it is neither flattened nor mapped.
 """
 
 from __future__ import annotations
 
 import hashlib
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fhirqa.normalize.flatten import FactColumns
+from fhirqa.normalize.validate import MAX_STRING, InvalidResource
 from fhirqa.store.mappings import Mapping
 
 RESOURCE_SCHEMA = pa.schema(
@@ -43,70 +52,196 @@ FACT_SCHEMA = pa.schema(
         ("seq", pa.int64()),
     ]
 )
+#: Staging files are read once by the merge and deleted: no compression, no statistics.
+_STAGING_PARQUET = {"compression": "none", "write_statistics": False}
 
 
 def content_hash(resource: dict[str, Any]) -> str:
-    """Stable digest of a resource's content (key order does not matter)."""
-    return hashlib.blake2b(orjson.dumps(resource, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
+    """Digest of a resource as the store keeps it (its compact JSON serialization, keys in arrival order)."""
+    return hashlib.blake2b(orjson.dumps(resource), digest_size=16).hexdigest()
+
+
+class HashIndex:
+    """The content hashes of a stored generation, 16 bytes each, for "is this exact resource stored?".
+
+    Sorted 64-bit halves in two ``array('Q')`` (not a set of objects), so a store of ten million
+    resources costs 160 MB here, not a gigabyte.
+    """
+
+    def __init__(self, hex_digests: Iterable[str | None]) -> None:
+        text = "".join(h for h in hex_digests if h and len(h) == 32)
+        words = array("Q", bytes.fromhex(text))
+        if words.itemsize != 8:  # pragma: no cover - every platform CPython supports has 8-byte Q
+            raise RuntimeError("array('Q') is not 64-bit here")
+        if array("H", b"\x01\x00")[0] == 1:  # little-endian host: words hold byte-reversed halves
+            words.byteswap()
+        pairs = sorted(zip(words[0::2], words[1::2], strict=True))
+        self._high = array("Q", (p[0] for p in pairs))
+        self._low = array("Q", (p[1] for p in pairs))
+
+    def __len__(self) -> int:
+        return len(self._high)
+
+    def __contains__(self, digest: object) -> bool:
+        if not isinstance(digest, bytes) or len(digest) != 16:
+            return False
+        high, low = int.from_bytes(digest[:8], "big"), int.from_bytes(digest[8:], "big")
+        highs, lows = self._high, self._low
+        index = bisect_left(highs, high)
+        while index < len(highs) and highs[index] == high:
+            if lows[index] == low:
+                return True
+            index += 1
+        return False
+
+    @classmethod
+    def of_files(cls, paths: Iterable[Path]) -> HashIndex:
+        """The index of the ``hash`` column of stored resource files."""
+        digests: list[str] = []
+        for path in paths:
+            digests.extend(pq.read_table(path, columns=["hash"]).column("hash").to_pylist())
+        return cls(digests)
+
+
+class _TypeBatch:
+    """Pending rows of one resource type."""
+
+    __slots__ = ("deleted", "facts", "hash", "id", "json", "last_updated", "mapped", "origin", "patient_id",
+                 "seq", "version_id")
+
+    def __init__(self) -> None:
+        self.id: list[str] = []
+        self.patient_id: list[str | None] = []
+        self.version_id: list[str | None] = []
+        self.last_updated: list[str | None] = []
+        self.hash: list[str | None] = []
+        self.origin: list[str] = []
+        self.json: list[bytes | None] = []
+        self.seq: list[int] = []
+        self.deleted: list[bool] = []
+        self.facts = FactColumns()
+        self.mapped: list[tuple] = []
+
+    def resource_table(self, rtype: str) -> pa.Table:
+        count = len(self.id)
+        return pa.Table.from_arrays(
+            [
+                pa.array([rtype] * count, pa.string()),
+                pa.array(self.id, pa.string()),
+                pa.array(self.patient_id, pa.string()),
+                pa.array(self.version_id, pa.string()),
+                pa.array(self.last_updated, pa.string()),
+                pa.array(self.hash, pa.string()),
+                pa.array(self.origin, pa.string()),
+                pa.array(self.json, pa.string()),
+                pa.array(self.seq, pa.int64()),
+                pa.array(self.deleted, pa.bool_()),
+            ],
+            schema=RESOURCE_SCHEMA,
+        )
 
 
 class Stager:
-    """Accumulates staged rows and writes them to ``folder`` in numbered Parquet batches."""
+    """Accumulates staged rows and writes them to ``folder`` in numbered Parquet batches.
 
-    def __init__(self, folder: Path, mappings: dict[str, Mapping], batch_size: int = 5000) -> None:
+    Files: ``resources-<Type>-<batch>.parquet``, ``facts-<Type>-<batch>.parquet`` and
+    ``<map table>-<batch>.parquet``. ``batch_size`` bounds the pending resources, ``fact_budget`` the
+    pending facts (what memory is made of).
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        mappings: dict[str, Mapping],
+        batch_size: int = 20_000,
+        *,
+        fact_budget: int = 400_000,
+        stored: HashIndex | None = None,
+        max_string: int = MAX_STRING,
+    ) -> None:
         self.folder = folder
         self.mappings = mappings
         self.batch_size = batch_size
+        self.fact_budget = fact_budget
+        self.stored = stored if stored is not None and len(stored) else None
+        self.max_string = max_string
         self.batches = 0
+        self.unchanged = 0  # resources identical to their stored copy (staged as key and hash only)
         self.mapping_problems: list[tuple[str, str]] = []  # (Type/id, reason) rows a map could not produce
         folder.mkdir(parents=True, exist_ok=True)
-        self._reset()
-
-    def _reset(self) -> None:
-        self._resources: dict[str, list[Any]] = {name: [] for name in RESOURCE_SCHEMA.names}
-        self._facts = FactColumns()
-        self._fact_seq: list[int] = []
-        self._mapped: dict[str, list[tuple]] = {}
+        self._types: dict[str, _TypeBatch] = {}
         self._pending = 0
+        self._pending_facts = 0
+
+    def _batch(self, rtype: str) -> _TypeBatch:
+        batch = self._types.get(rtype)
+        if batch is None:
+            batch = self._types[rtype] = _TypeBatch()
+        return batch
 
     def add(self, resource: dict[str, Any], patient_id: str | None, origin: str, seq: int, deleted: bool) -> None:
-        """Stage one resource (or one deletion) arriving as number ``seq`` of this ingest."""
+        """Stage one resource (or one deletion) arriving as number ``seq`` of this ingest.
+
+        Raises :class:`InvalidResource` (and stages nothing) when the resource breaks a structural check;
+        the caller has checked its type and id (``validate.check_header``).
+        """
         rtype: str = resource["resourceType"]
         rid: str = resource["id"]
-        meta = resource.get("meta") if not deleted else None
-        meta = meta if isinstance(meta, dict) else {}
-        res = self._resources
-        res["resource_type"].append(rtype)
-        res["id"].append(rid)
-        res["patient_id"].append(patient_id)
-        res["version_id"].append(_as_str(meta.get("versionId")))
-        res["last_updated"].append(_as_str(meta.get("lastUpdated")))
-        res["origin"].append(origin)
-        res["seq"].append(seq)
-        res["deleted"].append(deleted)
+        batch = self._batch(rtype)
         if deleted:
-            res["hash"].append(None)
-            res["json"].append(None)
-        else:
-            res["hash"].append(content_hash(resource))
-            res["json"].append(orjson.dumps(resource).decode())
-            before = len(self._facts)
-            self._facts.add_resource(resource, patient_id)
-            self._fact_seq.extend([seq] * (len(self._facts) - before))
-            mapping = self.mappings.get(rtype)
-            if mapping is not None:
-                self._map(mapping, resource, patient_id, f"{rtype}/{rid}", seq)
+            self._row(batch, rid, None, None, None, None, origin, None, seq, True)
+            return
+        try:
+            data = orjson.dumps(resource)
+        except orjson.JSONEncodeError as exc:
+            raise InvalidResource(f"{rtype}/{rid} cannot be stored as JSON: {exc}") from exc
+        digest = hashlib.blake2b(data, digest_size=16)
+        meta = resource.get("meta")
+        version = updated = None
+        if isinstance(meta, dict):
+            version, updated = meta.get("versionId"), meta.get("lastUpdated")
+            version = None if version is None else str(version)
+            updated = None if updated is None else str(updated)
+        if self.stored is not None and digest.digest() in self.stored:
+            # Byte-identical to the stored copy (checked when it was stored): it can only be kept.
+            self.unchanged += 1
+            self._row(batch, rid, patient_id, version, updated, digest.hexdigest(), origin, None, seq, False)
+            return
+        facts = batch.facts
+        before = len(facts)
+        facts.add_checked(resource, patient_id, seq, self.max_string, long_strings=len(data) > self.max_string)
+        self._pending_facts += len(facts) - before
+        mapping = self.mappings.get(rtype)
+        if mapping is not None:
+            self._map(batch, mapping, resource, patient_id, f"{rtype}/{rid}", seq)
+        self._row(batch, rid, patient_id, version, updated, digest.hexdigest(), origin, data, seq, False)
+
+    def _row(
+        self, batch: _TypeBatch, rid: str, patient_id: str | None, version: str | None, updated: str | None,
+        digest: str | None, origin: str, data: bytes | None, seq: int, deleted: bool,
+    ) -> None:
+        batch.id.append(rid)
+        batch.patient_id.append(patient_id)
+        batch.version_id.append(version)
+        batch.last_updated.append(updated)
+        batch.hash.append(digest)
+        batch.origin.append(origin)
+        batch.json.append(data)
+        batch.seq.append(seq)
+        batch.deleted.append(deleted)
         self._pending += 1
-        if self._pending >= self.batch_size:
+        if self._pending >= self.batch_size or self._pending_facts >= self.fact_budget:
             self.flush()
 
-    def _map(self, mapping: Mapping, resource: dict[str, Any], patient_id: str | None, ref: str, seq: int) -> None:
+    def _map(
+        self, batch: _TypeBatch, mapping: Mapping, resource: dict[str, Any], patient_id: str | None, ref: str, seq: int
+    ) -> None:
         try:
             rows = mapping.view.rows(resource)
         except Exception as exc:  # noqa: BLE001 - one odd resource must not stop the ingest; it is reported
             self.mapping_problems.append((ref, f"{mapping.table}: {exc}"))
             return
-        bucket = self._mapped.setdefault(mapping.table, [])
+        bucket = batch.mapped
         for row in rows:
             bucket.append((patient_id, ref, *row, seq))
 
@@ -116,29 +251,22 @@ class Stager:
             return
         self.batches += 1
         tag = f"{self.batches:06d}"
-        pq.write_table(pa.table(self._resources, schema=RESOURCE_SCHEMA), self.folder / f"resources-{tag}.parquet")
-        facts = self._facts
-        fact_table = pa.table(
-            [
-                facts.patient_id, facts.resource_type, facts.resource_id, facts.path,
-                facts.value_type, facts.value, facts.number, self._fact_seq,
-            ],
-            schema=FACT_SCHEMA,
-        )
-        pq.write_table(fact_table, self.folder / f"facts-{tag}.parquet")
-        for mapping in self.mappings.values():
-            rows = self._mapped.get(mapping.table)
-            if not rows:
-                continue
-            schema = mapping.schema.append(pa.field("seq", pa.int64()))
-            columns = list(zip(*rows, strict=True))
-            arrays = [_to_array(list(col), field.type) for col, field in zip(columns, schema, strict=True)]
-            pq.write_table(pa.Table.from_arrays(arrays, schema=schema), self.folder / f"{mapping.table}-{tag}.parquet")
-        self._reset()
-
-
-def _as_str(value: Any) -> str | None:
-    return None if value is None else str(value)
+        for rtype, batch in self._types.items():
+            pq.write_table(batch.resource_table(rtype), self.folder / f"resources-{rtype}-{tag}.parquet",
+                           **_STAGING_PARQUET)
+            if len(batch.facts):
+                pq.write_table(batch.facts.to_arrow(FACT_SCHEMA), self.folder / f"facts-{rtype}-{tag}.parquet",
+                               **_STAGING_PARQUET)
+            mapping = self.mappings.get(rtype)
+            if mapping is not None and batch.mapped:
+                schema = mapping.schema.append(pa.field("seq", pa.int64()))
+                columns = list(zip(*batch.mapped, strict=True))
+                arrays = [_to_array(list(col), field.type) for col, field in zip(columns, schema, strict=True)]
+                pq.write_table(pa.Table.from_arrays(arrays, schema=schema),
+                               self.folder / f"{mapping.table}-{tag}.parquet", **_STAGING_PARQUET)
+        self._types = {}
+        self._pending = 0
+        self._pending_facts = 0
 
 
 def _to_array(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
