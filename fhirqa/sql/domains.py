@@ -1,0 +1,306 @@
+"""The clinical domains of a relational schema as canonical rows, one SQL query per FHIR view.
+
+The offline SQL writer asks the same questions of every schema, so each detected schema says once how
+its tables read as the canonical views (``observation``, ``medication``, ``condition``, ``procedure``,
+``immunization``, ``encounter``, ``allergy``): a ``UNION ALL`` of its tables with these columns:
+
+``tbl`` (source table) · ``row_id`` (its row key) · ``name`` · ``code`` · ``source_code`` · ``value`` ·
+``value_text`` · ``unit`` · ``time`` · ``end_time`` · ``kind`` · ``status`` · ``class_code`` · ``alt_class`` ·
+``sig`` · ``quantity`` · ``days_supply`` · ``dose`` · ``dose_unit`` · ``value_col`` · ``time_col`` · ``name_col``
+
+OMOP CDM: ``measurement`` + ``observation``; ``drug_exposure`` (vaccines, CVX, apart); ``condition_occurrence``;
+``procedure_occurrence``; ``visit_occurrence``; names from ``concept``. MIMIC-III: ``labevents``/``d_labitems`` +
+``chartevents``/``d_items``; ``prescriptions`` + ``inputevents_cv``/``inputevents_mv``; ``diagnoses_icd``/
+``d_icd_diagnoses``; ``procedures_icd``/``d_icd_procedures``; ``admissions``. Columns a database lacks read as
+NULL, so a trimmed or older schema still works.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fhirqa.sql.schema import Schema, builtin
+
+COLUMNS = ("tbl", "row_id", "name", "code", "source_code", "value", "value_text", "unit", "time", "end_time", "kind",
+           "status", "class_code", "alt_class", "sig", "quantity", "days_supply", "dose", "dose_unit", "value_col",
+           "time_col", "name_col")
+_NUMERIC = {"row_id", "value", "quantity", "days_supply", "dose"}
+_TIMES = {"time", "end_time"}
+VIEWS = ("observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy")
+
+
+@dataclass
+class Dialect:
+    """The few expressions that differ between SQLite, DuckDB and PostgreSQL."""
+
+    name: str
+
+    def ts(self, expr: str) -> str:
+        """``expr`` as a timestamp (SQLite: normalised ISO text)."""
+        if self.name == "sqlite":
+            return f"datetime({expr})"
+        if self.name == "duckdb":
+            return f"TRY_CAST({expr} AS TIMESTAMP)"
+        return f"CAST({expr} AS TIMESTAMP)"
+
+    def num(self, expr: str) -> str:
+        """``expr`` as a number when it is one, else NULL."""
+        if self.name == "duckdb":
+            return f"TRY_CAST({expr} AS DOUBLE)"
+        if self.name == "sqlite":
+            return f"CASE WHEN trim({expr}) GLOB '[0-9]*' AND trim({expr}) NOT GLOB '*[^0-9.]*' THEN CAST({expr} AS REAL) END"
+        return f"CASE WHEN CAST({expr} AS TEXT) ~ '^-?[0-9]+(\\.[0-9]+)?$' THEN CAST(CAST({expr} AS TEXT) AS DOUBLE PRECISION) END"
+
+    def text(self, expr: str) -> str:
+        """``expr`` as text."""
+        return f"CAST({expr} AS {'TEXT' if self.name != 'duckdb' else 'VARCHAR'})"
+
+    def null(self, column: str) -> str:
+        """A typed NULL for a canonical column."""
+        if column in _TIMES:
+            return "CAST(NULL AS TIMESTAMP)" if self.name != "sqlite" else "NULL"
+        if column in _NUMERIC:
+            return {"duckdb": "CAST(NULL AS DOUBLE)", "postgres": "CAST(NULL AS DOUBLE PRECISION)"}.get(self.name, "NULL")
+        return self.text("NULL") if self.name != "sqlite" else "NULL"
+
+
+class Branch:
+    """One source table read as canonical rows: ``SELECT <canonical columns> FROM <table> …``."""
+
+    def __init__(self, schema: Schema, d: Dialect, table: str, alias: str) -> None:
+        self.schema, self.d, self.table, self.alias = schema, d, table, alias
+        self.values: dict[str, str] = {}
+        self.joins: list[str] = []
+        self.where: list[str] = []
+
+    def col(self, column: str, alias: str | None = None, table: str | None = None) -> str:
+        """``alias.column`` when the table has the column, else NULL."""
+        entry = self.schema.tables.get(table or self.table)
+        return f"{alias or self.alias}.{column}" if entry is not None and entry.has(column) else "NULL"
+
+    def first(self, *exprs: str) -> str:
+        """coalesce of the expressions that exist."""
+        present = [e for e in exprs if e != "NULL"]
+        if not present:
+            return "NULL"
+        return present[0] if len(present) == 1 else f"coalesce({', '.join(present)})"
+
+    def join(self, table: str, alias: str, on: str) -> bool:
+        """LEFT JOIN ``table`` when it exists."""
+        if table not in self.schema.tables or "NULL" in on:
+            return False
+        self.joins.append(f"LEFT JOIN {table} AS {alias} ON {on}")
+        return True
+
+    def lit(self, text: str) -> str:
+        """A string literal."""
+        return "'" + text.replace("'", "''") + "'"
+
+    def sql(self) -> str:
+        """The branch's SELECT."""
+        key = self.schema.row_key(self.table)
+        values = {"tbl": self.lit(self.table), "row_id": f"{self.alias}.{key}" if key else "NULL", **self.values}
+        parts = []
+        for column in COLUMNS:
+            expr = values.get(column, "NULL")
+            if column in _TIMES and expr != "NULL":
+                expr = self.d.ts(expr)
+            elif column in ("code", "source_code", "name", "value_text") and expr != "NULL":
+                expr = self.d.text(expr)
+            parts.append(f"{expr if expr != 'NULL' else self.d.null(column)} AS {column}")
+        where = f" WHERE {' AND '.join(self.where)}" if self.where else ""
+        return f"SELECT {', '.join(parts)} FROM {self.table} AS {self.alias} {' '.join(self.joins)}{where}"
+
+
+def _concept(b: Branch, column: str, alias: str) -> str:
+    """Join concept on ``column`` (0 means no concept); returns the alias or '' when there is no concept table."""
+    expr = b.col(column)
+    if expr == "NULL" or not b.join("concept", alias, f"{alias}.concept_id = {expr} AND {expr} <> 0"):
+        return ""
+    return alias
+
+
+def _omop_named(b: Branch, prefix: str, source_value: str) -> None:
+    """name / code / source_code of an OMOP event from its concept, source concept and source value."""
+    c = _concept(b, f"{prefix}_concept_id", "c")
+    s = _concept(b, f"{prefix}_source_concept_id", "sc")
+    b.values["name"] = b.first(f"{c}.concept_name" if c else "NULL", f"{s}.concept_name" if s else "NULL", b.col(source_value))
+    b.values["code"] = b.first(f"{c}.concept_code" if c else "NULL", f"{s}.concept_code" if s else "NULL")
+    b.values["source_code"] = b.col(source_value)
+    b.values["name_col"] = b.lit(f"{b.table}.{prefix}_concept_id")
+
+
+def _vaccine(b: Branch) -> str:
+    parts = [f"{a}.vocabulary_id = 'CVX'" for a in ("c", "sc") if any(f" AS {a} " in j for j in b.joins)]
+    return "(" + " OR ".join(parts) + ")" if parts else "1 = 0"
+
+
+def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
+    out: list[Branch] = []
+    t = schema.tables
+    if view == "observation" and "measurement" in t:
+        b = Branch(schema, d, "measurement", "m")
+        _omop_named(b, "measurement", "measurement_source_value")
+        u = _concept(b, "unit_concept_id", "u")
+        v = _concept(b, "value_as_concept_id", "vc")
+        b.values.update(value=b.col("value_as_number"), unit=b.first(b.col("unit_source_value"), f"{u}.concept_name" if u else "NULL"),
+                        value_text=b.first(f"{v}.concept_name" if v else "NULL", b.col("value_source_value")),
+                        time=b.first(b.col("measurement_datetime"), b.col("measurement_date")),
+                        value_col=b.lit("measurement.value_as_number"), time_col=b.lit("measurement.measurement_datetime"))
+        out.append(b)
+    if view in ("observation", "allergy") and "observation" in t:
+        b = Branch(schema, d, "observation", "o")
+        _omop_named(b, "observation", "observation_source_value")
+        u = _concept(b, "unit_concept_id", "u")
+        v = _concept(b, "value_as_concept_id", "vc")
+        b.values.update(value=b.col("value_as_number"), unit=b.first(b.col("unit_source_value"), f"{u}.concept_name" if u else "NULL"),
+                        value_text=b.first(b.col("value_as_string"), f"{v}.concept_name" if v else "NULL", b.col("value_source_value")),
+                        time=b.first(b.col("observation_datetime"), b.col("observation_date")),
+                        value_col=b.lit("observation.value_as_number"), time_col=b.lit("observation.observation_datetime"))
+        allergy = [f"{b.col('qualifier_source_value')} = 'allergy'"] if b.col("qualifier_source_value") != "NULL" else []
+        if any(" AS c " in j for j in b.joins):
+            allergy.append("lower(c.concept_name) LIKE 'allergy to%'")
+        marker = "(" + " OR ".join(allergy) + ")" if allergy else "1 = 0"
+        b.where.append(marker if view == "allergy" else f"NOT coalesce({marker}, 1 = 0)")
+        out.append(b)
+    if view in ("medication", "immunization") and "drug_exposure" in t:
+        b = Branch(schema, d, "drug_exposure", "x")
+        _omop_named(b, "drug", "drug_source_value")
+        admin = ", ".join(str(i) for i in builtin("omop_cdm")["administration_types"])
+        kind = f"CASE WHEN {b.col('drug_type_concept_id')} IN ({admin}) THEN 'administration' ELSE 'request' END"
+        b.values.update(time=b.first(b.col("drug_exposure_start_datetime"), b.col("drug_exposure_start_date")),
+                        end_time=b.first(b.col("drug_exposure_end_datetime"), b.col("drug_exposure_end_date")),
+                        kind=kind if b.col("drug_type_concept_id") != "NULL" else "'request'", status=b.col("stop_reason"),
+                        sig=b.col("sig"), quantity=b.col("quantity"), days_supply=b.col("days_supply"),
+                        dose_unit=b.col("dose_unit_source_value"), value_col=b.lit("drug_exposure.drug_concept_id"),
+                        time_col=b.lit("drug_exposure.drug_exposure_start_datetime"))
+        b.where.append(_vaccine(b) if view == "immunization" else f"NOT coalesce({_vaccine(b)}, 1 = 0)")
+        out.append(b)
+    if view == "condition" and "condition_occurrence" in t:
+        b = Branch(schema, d, "condition_occurrence", "x")
+        _omop_named(b, "condition", "condition_source_value")
+        b.values.update(time=b.first(b.col("condition_start_datetime"), b.col("condition_start_date")),
+                        end_time=b.first(b.col("condition_end_datetime"), b.col("condition_end_date")),
+                        status=b.col("condition_status_source_value"), time_col=b.lit("condition_occurrence.condition_start_datetime"))
+        out.append(b)
+    if view == "procedure" and "procedure_occurrence" in t:
+        b = Branch(schema, d, "procedure_occurrence", "x")
+        _omop_named(b, "procedure", "procedure_source_value")
+        b.values.update(time=b.first(b.col("procedure_datetime"), b.col("procedure_date")),
+                        end_time=b.first(b.col("procedure_end_datetime"), b.col("procedure_end_date")),
+                        time_col=b.lit("procedure_occurrence.procedure_datetime"))
+        out.append(b)
+    if view == "encounter" and "visit_occurrence" in t:
+        out.append(_omop_visit(schema, d))
+    return out
+
+
+def _omop_visit(schema: Schema, d: Dialect) -> Branch:
+    b = Branch(schema, d, "visit_occurrence", "x")
+    c = _concept(b, "visit_concept_id", "c")
+    s = _concept(b, "visit_source_concept_id", "sc")
+    visits = builtin("omop_cdm")["visit_concepts"]
+    concept_id = b.col("visit_concept_id")
+    names = " ".join(f"WHEN {k} THEN {b.lit(v[0])}" for k, v in visits.items())
+    classes = " ".join(f"WHEN {k} THEN {b.lit(v[1])}" for k, v in visits.items())
+    builtin_name = f"CASE {concept_id} {names} END" if concept_id != "NULL" else "NULL"
+    b.values.update(name=b.first(f"{s}.concept_name" if s else "NULL", f"{c}.concept_name" if c else "NULL", builtin_name),
+                    code=b.first(f"{s}.concept_code" if s else "NULL", b.col("visit_source_value")),
+                    source_code=b.col("visit_source_value"),
+                    class_code=f"CASE {concept_id} {classes} END" if concept_id != "NULL" else "NULL",
+                    alt_class=f"CASE WHEN {concept_id} = 262 THEN 'EMER' END" if concept_id != "NULL" else "NULL",
+                    time=b.first(b.col("visit_start_datetime"), b.col("visit_start_date")),
+                    end_time=b.first(b.col("visit_end_datetime"), b.col("visit_end_date")),
+                    name_col=b.lit("visit_occurrence.visit_concept_id"), time_col=b.lit("visit_occurrence.visit_start_datetime"))
+    return b
+
+
+def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
+    out: list[Branch] = []
+    t = schema.tables
+    if view == "observation":
+        for table, alias, items in (("labevents", "l", "d_labitems"), ("chartevents", "ch", "d_items")):
+            if table not in t:
+                continue
+            b = Branch(schema, d, table, alias)
+            joined = b.join(items, "di", f"di.itemid = {b.col('itemid')}")
+            b.values.update(name=b.first(b.col("label", "di", items) if joined else "NULL", d.text(b.col("itemid"))),
+                            code=b.col("loinc_code", "di", items) if joined else "NULL", source_code=b.col("itemid"),
+                            value=b.col("valuenum"), value_text=b.col("value"), unit=b.col("valueuom"), time=b.col("charttime"),
+                            value_col=b.lit(f"{table}.valuenum"), time_col=b.lit(f"{table}.charttime"),
+                            name_col=b.lit(f"{table}.itemid"))
+            if b.col("error") != "NULL":
+                b.where.append(f"coalesce({b.col('error')}, 0) <> 1")
+            out.append(b)
+    if view == "medication":
+        if "prescriptions" in t:
+            b = Branch(schema, d, "prescriptions", "p")
+            b.values.update(name=b.first(b.col("drug"), b.col("drug_name_generic"), b.col("drug_name_poe")), code=b.col("ndc"),
+                            source_code=b.col("formulary_drug_cd"), time=b.col("startdate"), end_time=b.col("enddate"),
+                            kind="'request'", dose=d.num(b.col("dose_val_rx")) if b.col("dose_val_rx") != "NULL" else "NULL",
+                            dose_unit=b.col("dose_unit_rx"), value_col=b.lit("prescriptions.dose_val_rx"),
+                            time_col=b.lit("prescriptions.startdate"), name_col=b.lit("prescriptions.drug"))
+            out.append(b)
+        for table, time_column, end_column in (("inputevents_cv", "charttime", None), ("inputevents_mv", "starttime", "endtime")):
+            if table not in t:
+                continue
+            b = Branch(schema, d, table, "ie")
+            joined = b.join("d_items", "di", f"di.itemid = {b.col('itemid')}")
+            b.values.update(name=b.first(b.col("label", "di", "d_items") if joined else "NULL", d.text(b.col("itemid"))),
+                            source_code=b.col("itemid"), time=b.col(time_column), end_time=b.col(end_column) if end_column else "NULL",
+                            kind="'administration'", status=b.col("statusdescription"), dose=b.col("amount"),
+                            dose_unit=b.col("amountuom"), value=b.col("amount"), unit=b.col("amountuom"),
+                            value_col=b.lit(f"{table}.amount"), time_col=b.lit(f"{table}.{time_column}"),
+                            name_col=b.lit(f"{table}.itemid"))
+            if b.col("statusdescription") != "NULL":
+                b.where.append(f"coalesce({b.col('statusdescription')}, '') <> 'Rewritten'")
+            out.append(b)
+    for wanted, table, names in (("condition", "diagnoses_icd", "d_icd_diagnoses"), ("procedure", "procedures_icd", "d_icd_procedures")):
+        if view == wanted and table in t:
+            b = Branch(schema, d, table, "dx")
+            joined = b.join(names, "dn", f"dn.icd9_code = {b.col('icd9_code')}")
+            b.join("admissions", "a", f"a.hadm_id = {b.col('hadm_id')}")
+            title = b.first(b.col("long_title", "dn", names), b.col("short_title", "dn", names)) if joined else "NULL"
+            b.values.update(name=b.first(title, b.col("icd9_code")), code=b.col("icd9_code"), source_code=b.col("icd9_code"),
+                            time=b.col("admittime", "a", "admissions") if "admissions" in t else "NULL",
+                            time_col=b.lit("admissions.admittime"), name_col=b.lit(f"{table}.icd9_code"))
+            out.append(b)
+    if view == "procedure" and "procedureevents_mv" in t:
+        b = Branch(schema, d, "procedureevents_mv", "pe")
+        joined = b.join("d_items", "di", f"di.itemid = {b.col('itemid')}")
+        b.values.update(name=b.first(b.col("label", "di", "d_items") if joined else "NULL", d.text(b.col("itemid"))),
+                        source_code=b.col("itemid"), time=b.col("starttime"), end_time=b.col("endtime"),
+                        time_col=b.lit("procedureevents_mv.starttime"), name_col=b.lit("procedureevents_mv.itemid"))
+        out.append(b)
+    if view == "encounter" and "admissions" in t:
+        b = Branch(schema, d, "admissions", "a")
+        emer = [f"{b.col('edregtime')} IS NOT NULL"] if b.col("edregtime") != "NULL" else []
+        if b.col("admission_type") != "NULL":
+            emer.append(f"{b.col('admission_type')} = 'EMERGENCY'")
+        b.values.update(name=b.first(b.col("admission_type"), "'admission'"), code=b.col("admission_type"), class_code="'IMP'",
+                        alt_class=f"CASE WHEN {' OR '.join(emer)} THEN 'EMER' END" if emer else "NULL",
+                        time=b.col("admittime"), end_time=b.col("dischtime"), name_col=b.lit("admissions.admission_type"),
+                        time_col=b.lit("admissions.admittime"), status=b.col("discharge_location"))
+        out.append(b)
+    return out
+
+
+def domain_sql(schema: Schema, dialect: str, view: str) -> str:
+    """The canonical rows of ``view`` in this schema as one SELECT (no rows when the schema lacks the domain)."""
+    d = Dialect(dialect)
+    if schema.kind == "omop":
+        branches = _omop(schema, d, view)
+    elif schema.kind == "mimic-iii":
+        branches = _mimic(schema, d, view)
+    else:
+        branches = []
+    if not branches:
+        return "SELECT " + ", ".join(f"{d.null(c)} AS {c}" for c in COLUMNS) + " WHERE 1 = 0"
+    return " UNION ALL ".join(b.sql() for b in branches)
+
+
+def supported_views(schema: Schema) -> list[str]:
+    """Views this schema has at least one source table for."""
+    d = Dialect(schema.dialect)
+    reader = _omop if schema.kind == "omop" else _mimic if schema.kind == "mimic-iii" else None
+    return [v for v in VIEWS if reader is not None and reader(schema, d, v)]

@@ -1,0 +1,149 @@
+"""``ask_sql``: one question about one patient in an OMOP CDM or MIMIC-III database → an :class:`Answer`.
+
+The same answer object as the FHIR path (:func:`fhirqa.agent.engine.ask`): values, text, status, unit,
+and evidence citing ``table/row key``, the column, the value and its time
+(``Evidence(ref="measurement/123", field="measurement.value_as_number", …)``); the trace lists every SQL
+statement that ran. Offline, the question is compiled to SQL (:mod:`fhirqa.sql.offline_sql`); with an LLM
+backend, a model writes the SQL from the retrieved tables (:mod:`fhirqa.sql.llm_sql`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from fhirqa.agent.answer import Answer, Evidence
+from fhirqa.agent.backends.base import Backend, get_backend
+from fhirqa.agent.backends.offline.parser import parse
+from fhirqa.agent.engine import parse_now
+from fhirqa.errors import FhirqaError
+from fhirqa.sql.connect import Connection, connect
+from fhirqa.sql.person import Person, find_key, load_person, lookup
+from fhirqa.sql.records import SqlPatient
+from fhirqa.sql.safe import DEFAULT_TIMEOUT_S, QueryError
+from fhirqa.sql.schema import Schema, discover
+
+_STATUSES = {"answered", "no-data", "ambiguous", "refused", "error"}
+_OPEN: dict[str, Connection] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_database(target: str | Path | Connection) -> Connection:
+    """A connection for ``target`` (an open :class:`Connection` is used as is; paths are opened once per process)."""
+    if isinstance(target, Connection):
+        return target
+    key = str(target)
+    with _OPEN_LOCK:
+        con = _OPEN.get(key)
+        if con is None:
+            con = _OPEN[key] = connect(target)
+        return con
+
+
+def close_all() -> None:
+    """Close the connections :func:`open_database` kept open."""
+    with _OPEN_LOCK:
+        for con in _OPEN.values():
+            con.close()
+        _OPEN.clear()
+
+
+def ask_sql(
+    question: str,
+    *,
+    patient_id: str | None,
+    now: str | datetime | None = None,
+    connection: str | Path | Connection,
+    backend: str | Backend = "offline",
+    backend_config: dict[str, Any] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> Answer:
+    """Answer ``question`` about ``patient_id`` (a person_id / subject_id, or an OMOP person_source_value) as of ``now``."""
+    started = time.perf_counter()
+    moment = parse_now(now)
+    model = get_backend(backend, **(backend_config or {})) if isinstance(backend, str) else backend
+    con = open_database(connection)
+    schema = discover(con)
+    question = question.strip()
+    trace: dict[str, Any] = {"now": moment.isoformat(), "database": con.target, "schema": schema.label}
+    if not question:
+        return _finish(Answer([], "The question is empty.", status="error", backend=model.name, trace=trace), started)
+    person: Person | None = None
+    key = None
+    if patient_id is not None:
+        key = find_key(con, schema, patient_id)
+        if key is None:
+            return _finish(Answer([], f"No patient {patient_id!r} in this {schema.label} database.", status="error",
+                                  backend=model.name, trace=trace), started)
+        person = load_person(con, schema, key)
+    data = SqlPatient(con, schema, key, moment, timeout_s) if key is not None else None
+    try:
+        if model.name == "offline":
+            result, evidence = _offline(question, moment, con, schema, person, data, trace)
+        else:
+            from fhirqa.sql.llm_sql import answer_with_llm
+
+            result, evidence = answer_with_llm(model, question, moment, con, schema, person, data, trace)
+    except QueryError as exc:
+        result, evidence = {"answer": [], "status": "error", "text": f"The query failed: {exc}"}, []
+    except FhirqaError as exc:
+        result, evidence = {"answer": [], "status": "error", "text": str(exc)}, []
+    if data is not None:
+        trace["sql"] = data.statements
+    status = result.get("status", "answered")
+    answer = Answer(
+        answer=list(result.get("answer") or []),
+        text=str(result.get("text", "")),
+        status=status if status in _STATUSES else "error",
+        unit=result.get("unit"),
+        evidence=evidence,
+        backend=model.name,
+        tokens=trace.pop("tokens", {"prompt": 0, "completion": 0}),
+        candidates=[str(c) for c in result.get("answer") or []] if status == "ambiguous" else [],
+        trace=trace,
+    )
+    return _finish(answer, started)
+
+
+def _offline(question: str, moment: datetime, con: Connection, schema: Schema, person: Person | None,
+             data: SqlPatient | None, trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:
+    from fhirqa.sql.offline_sql import compile_and_answer
+
+    pq = parse(question, moment, names=tuple(person.names) if person else ())
+    trace["parse"] = pq.to_trace()
+    if pq.intent == "lookup" or data is None:
+        return _lookup(pq, con, schema, trace)
+    if schema.kind == "unknown":
+        return ({"answer": [], "status": "refused", "text": "The offline SQL writer knows OMOP CDM and MIMIC-III; this "
+                 "database is neither. Use an LLM backend (--backend openai|gemini) for other schemas."}, [])
+    return compile_and_answer(pq, data, person), data.evidence_list()
+
+
+def _lookup(pq: Any, con: Connection, schema: Schema, trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:
+    """Patient id from name and birth date (only without a patient in scope)."""
+    if pq.intent != "lookup":
+        return {"answer": [], "status": "refused", "text": "This question needs a patient (patient_id)."}, []
+    if not (pq.lookup_name or pq.lookup_birth):
+        return {"answer": [], "status": "refused", "text": "Give the patient's name and birth date to look them up."}, []
+    matches = lookup(con, schema, pq.lookup_name, pq.lookup_birth)
+    evidence = [Evidence(ref=f"person/{m['person_id']}", field="person.person_source_value", value=m["patient_id"],
+                         label=m.get("name")) for m in matches[:20]]
+    asked = ", ".join(v for v in (pq.lookup_name, pq.lookup_birth) if v)
+    if not matches:
+        return {"answer": [], "status": "no-data", "text": f"No patient matches {asked}."}, []
+    if len(matches) > 1:
+        return ({"answer": [m["patient_id"] for m in matches], "status": "ambiguous",
+                 "text": f"{len(matches)} patients match: " + "; ".join(f"{m['name']} ({m['birth_date']}) {m['patient_id']}"
+                                                                      for m in matches)}, evidence)
+    m = matches[0]
+    return ({"answer": [m["patient_id"]], "status": "answered",
+             "text": f"{m.get('name') or 'The patient'}, born {m['birth_date']}: person_id {m['person_id']} "
+                     f"(source id {m['patient_id']})."}, evidence)
+
+
+def _finish(answer: Answer, started: float) -> Answer:
+    answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
+    return answer

@@ -1,0 +1,329 @@
+"""The offline SQL writer's intents beyond single values: counts, existence, times, doses, lists, demographics.
+
+Each function mirrors the FHIR plan of the same intent (:mod:`fhirqa.agent.backends.offline.plans`) with
+the steps compiled to SQL by :class:`fhirqa.sql.offline_sql.Compiler`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date, datetime
+from typing import Any
+
+from fhirqa.agent.tools.dates import completed_months
+from fhirqa.sql.offline_sql import Compiler, Final, day, final, fmt
+from fhirqa.sql.records import Spec
+
+PREVIEW = 20  # names listed by a list answer (as the FHIR tools show)
+_PERIOD_DAYS = {"s": 1 / 86400, "sec": 1 / 86400, "second": 1 / 86400, "min": 1 / 1440, "minute": 1 / 1440, "h": 1 / 24,
+                "hr": 1 / 24, "hour": 1 / 24, "d": 1.0, "day": 1.0, "wk": 7.0, "week": 7.0, "mo": 30.0, "month": 30.0,
+                "a": 365.0, "y": 365.0, "yr": 365.0, "year": 365.0}
+_LATIN = {"qd": 1, "daily": 1, "once daily": 1, "once a day": 1, "bid": 2, "twice daily": 2, "twice a day": 2, "tid": 3,
+          "three times daily": 3, "three times a day": 3, "qid": 4, "four times daily": 4, "four times a day": 4}
+
+
+def elapsed(start: date, end: date, unit: str) -> int:
+    """Whole calendar units from ``start`` to ``end`` (days, weeks, completed months or years)."""
+    if end < start:
+        return -elapsed(end, start, unit)
+    if unit == "days":
+        return (end - start).days
+    if unit == "weeks":
+        return (end - start).days // 7
+    months = completed_months(start, end)
+    return months if unit == "months" else months // 12
+
+
+def daily_from_sig(sig: str | None, dose: float | None = None) -> float | None:
+    """Doses per day from dosing instructions: "1 dose 2 times per 1 d", "every 6 h", "bid", "take 2 tid"."""
+    if not sig:
+        return None
+    text = sig.lower().strip()
+    amount = re.match(r"^\s*(?:take\s+)?(\d+(?:\.\d+)?)", text)
+    base = float(amount.group(1)) if amount else (dose if dose is not None else 1.0)
+    unit = r"(s|sec|seconds?|min|minutes?|h|hrs?|hours?|d|days?|wk|weeks?|mo|months?|a|y|yrs?|years?)\b"
+    times = re.search(rf"(\d+(?:\.\d+)?)\s*(?:x|times?)\s*(?:per|every|a|an|/|each)\s*(\d+(?:\.\d+)?)?\s*{unit}", text)
+    if times:
+        return base * float(times.group(1)) / (float(times.group(2) or 1) * _PERIOD_DAYS[_unit_key(times.group(3))])
+    every = re.search(rf"(?:every|q)\s*(\d+(?:\.\d+)?)?\s*{unit}", text)
+    if every:
+        return base / (float(every.group(1) or 1) * _PERIOD_DAYS[_unit_key(every.group(2))])
+    for phrase, per_day in sorted(_LATIN.items(), key=lambda kv: -len(kv[0])):
+        if re.search(rf"\b{re.escape(phrase)}\b", text):
+            return base * per_day
+    return None
+
+
+def _unit_key(unit: str) -> str:
+    unit = unit.rstrip("s") if len(unit) > 2 else unit
+    return {"second": "s", "sec": "s", "minute": "min", "hour": "h", "hr": "h", "day": "d", "week": "wk", "month": "mo",
+            "year": "a", "yr": "a", "y": "a"}.get(unit, unit)
+
+
+def count(c: Compiler) -> Final:
+    """How many measurements / prescriptions / encounters (by class) / procedures."""
+    pq, data = c.pq, c.data
+    encounter_question = bool(pq.views) and pq.views[0] == "encounter"
+    if encounter_question and pq.entity and c.find(["encounter"]) is None:
+        pq.entity = ""
+    if pq.encounter_class or (not pq.entity and encounter_question):
+        spec = Spec("encounter", cls=pq.encounter_class)
+        what = {"IMP": "inpatient", "EMER": "emergency", "AMB": "ambulatory", "VR": "virtual", "HH": "home health",
+                "WELLNESS": "wellness"}.get(pq.encounter_class or "", "")
+        label = f"{what} encounters".strip()
+    elif not pq.entity:
+        view = pq.views[0] if pq.views else "observation"
+        spec = Spec(view, kind="request" if view == "medication" else None)
+        label = {"medication": "prescriptions", "condition": "conditions", "procedure": "procedures",
+                 "immunization": "immunizations", "observation": "observations", "allergy": "allergies"}.get(view, view)
+    else:
+        found = c.find(kind="request")
+        if found is None:
+            return final([0], f"The record has no {pq.entity}; the count is 0.")
+        if found.ambiguous:
+            return c.ambiguous(found)
+        spec = found.spec
+        label = f"{', '.join(found.items or [pq.entity])} " + ("prescriptions" if spec.view == "medication" else "records")
+    window = f" {pq.window.label}" if pq.window else ""
+    rows = data.select(c.window(spec), order="r.time ASC, r.row_id ASC")
+    for row in rows:
+        data.cite(row, "name")
+    return final([len(rows)], f"{len(rows)} {label}{window}.")
+
+
+def exists(c: Compiler) -> Final:
+    """Yes/no: is the item in the record (within the window)? A question naming its kind searches that kind only."""
+    pq, data = c.pq, c.data
+    located = c.encounters()
+    if located is not None and not located.count:
+        return final([False], f"No: the record has no {c.class_label()} encounters.")
+    hinted = [v for v in pq.views if v in pq.hinted]
+    located = located or c.find(hinted or None)
+    if located is None:
+        searched = ", ".join(hinted or pq.views[:4])
+        return final([False], f"No: nothing matching '{pq.entity}' in the record (searched {searched}).")
+    if located.ambiguous:
+        return c.ambiguous(located)
+    row = data.at(c.window(located.spec), -1)
+    if row is None:
+        return final([False], f"No {pq.entity} {pq.window.label if pq.window else ''}, although the record has it at other times.")
+    data.cite(row, "name")
+    return final([True], f"Yes: {row.get('name')}, most recently on {day(row.get('time'))}.")
+
+
+def time_of(c: Compiler) -> Final:
+    """Date of the first / last event."""
+    got = c.scoped(f"{c.entity_label()} records")
+    if not isinstance(got, Spec):
+        return got
+    row = c.data.at(got, 0 if c.pq.position == "first" else -1)
+    if row is None:
+        return final([], f"No dated {c.pq.entity} records.", status="no-data")
+    c.data.cite(row, "time")
+    word = "first" if c.pq.position == "first" else "last"
+    return final([row["time"].isoformat()], f"The {word} {row.get('name')} was on {day(row['time'])}.")
+
+
+def time_since(c: Compiler) -> Final:
+    """Time from the last (or first) event until now, in completed units."""
+    got = c.scoped(f"{c.entity_label()} records")
+    if not isinstance(got, Spec):
+        return got
+    row = c.data.at(got, 0 if c.pq.position == "first" else -1)
+    if row is None:
+        return final([], f"No dated {c.pq.entity} records.", status="no-data")
+    c.data.cite(row, "time")
+    value = elapsed(row["time"].date(), c.data.now.date(), c.pq.time_unit)
+    return final([value], f"{value} {c.pq.time_unit} since {row.get('name')} on {day(row['time'])}.", unit=c.pq.time_unit)
+
+
+def daily_dose(c: Compiler) -> Final:
+    """Daily total: per-day sums of administrations, else the latest order's dosing instructions."""
+    pq, data = c.pq, c.data
+    found = c.find(["medication"])
+    if found is None:
+        return c.no_match(f"medication matching '{pq.entity}'")
+    if found.ambiguous:
+        return c.ambiguous(found)
+    admin = found.spec.narrowed(kind="administration")
+    if data.count(admin):
+        rows = data.select(c.window(admin), extra="r.dose IS NOT NULL", order="r.time ASC, r.row_id ASC")
+        if not rows:
+            return final([], f"No {pq.entity} administrations {pq.window.label if pq.window else ''}.", status="no-data")
+        days: dict[str, float] = {}
+        for row in rows:
+            data.cite(row)
+            days[day(row["time"])] = days.get(day(row["time"]), 0.0) + float(row["dose"])
+        unit = rows[-1].get("dose_unit")
+        last = day(rows[-1]["time"])
+        return final([days[last]], f"Total {pq.entity} given on {last}: {fmt(days[last], unit)}.", unit=unit)
+    requests = found.spec.narrowed(kind="request")
+    target = requests if data.count(requests) else found.spec
+    row = data.at(c.window(target), -1)
+    if row is None:
+        return final([], f"No {pq.entity} orders {pq.window.label if pq.window else ''}.", status="no-data")
+    data.cite(row, "name")
+    daily = daily_from_sig(row.get("sig"), row.get("dose"))
+    if daily is None and row.get("quantity") and row.get("days_supply"):
+        daily = float(row["quantity"]) / float(row["days_supply"]) if float(row["days_supply"]) > 0 else None
+    if daily is None:
+        return final([], f"The latest {row.get('name')} order ({day(row.get('time'))}) has no dose and frequency to compute "
+                     "a daily total from.", status="no-data")
+    unit = row.get("dose_unit")
+    daily = round(daily, 10)
+    return final([daily], f"{row.get('name')} ordered {day(row.get('time'))}: {row.get('sig') or ''} = {fmt(daily, unit)} per day.",
+                 unit=unit)
+
+
+def after_drug(c: Compiler) -> Final:
+    """First / last value of an item after a drug was first started."""
+    pq, data = c.pq, c.data
+    drug = c.find(["medication"], entity=pq.drug)
+    if drug is None:
+        return c.no_match(f"medication matching '{pq.drug}'")
+    if drug.ambiguous:
+        return c.ambiguous(drug)
+    start = data.at(drug.spec, 0)
+    if start is None:
+        return final([], f"No dated {pq.drug} orders.", status="no-data")
+    data.cite(start, "time")
+    found = c.find([v for v in pq.views if v != "medication"] or ["observation"])
+    if found is None:
+        return c.no_match(f"{pq.entity} results")
+    if found.ambiguous:
+        return c.ambiguous(found)
+    row = data.at(found.spec.narrowed(after=start["time"]), 0 if pq.position == "first" else -1)
+    if row is None:
+        return final([], f"No {pq.entity} after {start.get('name')} was started on {day(start['time'])}.", status="no-data")
+    value, unit = c.value_of(row)
+    word = "first" if pq.position == "first" else "most recent"
+    return final([value], f"The {word} {row.get('name')} after {start.get('name')} started on {day(start['time'])} was "
+                 f"{fmt(value, unit)} on {day(row.get('time'))}.", unit=unit)
+
+
+def _names(c: Compiler, spec: Spec, extra: str = "", params: dict[str, Any] | None = None) -> list[str]:
+    named = c.data.distinct_names(spec, extra, params)
+    for _, row in named[:PREVIEW]:
+        c.data.cite(row, "name")
+    return [name for name, _ in named[:PREVIEW]]
+
+
+def _active(c: Compiler, view: str, at: datetime | None) -> tuple[str, dict[str, Any]]:
+    """SQL condition (and parameters) for "active at ``at``" (None: now, by status for medications)."""
+    from fhirqa.sql.connect import time_param
+
+    moment = time_param(c.data.con, at or c.data.now)
+    if view == "medication" and at is None:
+        return "r.status IS NULL AND (r.end_time IS NULL OR r.end_time > :at)", {"at": moment}
+    if view == "medication":
+        return "r.time IS NOT NULL AND r.time <= :at AND (r.end_time IS NULL OR r.end_time >= :at)", {"at": moment}
+    onset = "r.time IS NOT NULL AND " if view == "condition" else ""
+    return f"{onset}(r.time IS NULL OR r.time <= :at) AND (r.end_time IS NULL OR r.end_time >= :at)", {"at": moment}
+
+
+def active_list(c: Compiler) -> Final:
+    """Conditions, medications or allergies active at a time (default: now)."""
+    pq = c.pq
+    view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
+    when = f"on {pq.at_time.date()}" if pq.at_time else "currently"
+    spec = Spec(view, kind="request" if view == "medication" else None)
+    extra, params = _active(c, view, pq.at_time)
+    names = _names(c, spec, extra, params)
+    if not names:
+        return final([], f"No active {pq.list_kind or view}s {when}.")
+    return final(names, f"Active {pq.list_kind or view}s {when}: {'; '.join(names)}.")
+
+
+def active_check(c: Compiler) -> Final:
+    """Yes/no: is this condition or medication active now (or at the asked date)?"""
+    pq, data = c.pq, c.data
+    view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
+    found = c.find([view], kind="request")
+    if found is None:
+        return final([False], f"No: the record has no {pq.entity} at all.")
+    if found.ambiguous:
+        return c.ambiguous(found)
+    at = None if view == "medication" else (pq.at_time or pq.now)
+    extra, params = _active(c, view, at)
+    if view != "medication":
+        extra = extra.replace("r.time IS NOT NULL AND ", "")
+    rows = data.select(found.spec, extra=extra, params=params, order="r.time DESC, r.row_id DESC", limit=1)
+    if rows:
+        data.cite(rows[0], "name")
+        return final([True], f"Yes: {rows[0].get('name')} is active (since {day(rows[0].get('time'))}).")
+    row = data.at(found.spec, -1) or {}
+    if row:
+        data.cite(row, "name")
+    ended = row.get("end_time")
+    return final([False], f"No: {row.get('name') or pq.entity} is not active (last recorded {day(row.get('time'))}"
+                 f"{', ended ' + day(ended) if ended else ''}).")
+
+
+def list_items(c: Compiler) -> Final:
+    """Distinct item names of a view (within the window)."""
+    view = c.pq.views[0] if c.pq.views else "condition"
+    names = _names(c, c.window(Spec(view)))
+    if not names:
+        return final([], f"The record has no {view} entries.", status="no-data")
+    return final(names, f"{len(names)} distinct: {'; '.join(names)}.")
+
+
+def age(c: Compiler) -> Final:
+    """Completed years from birth to now (or to death)."""
+    person = c.person  # type: ignore[attr-defined]
+    if person is None or person.birth_date is None:
+        return final([], "The record has no birth date.", status="no-data")
+    end = person.deceased_time.date() if person.deceased_time else c.data.now.date()
+    years = elapsed(person.birth_date, end, "years")
+    died = f" at death on {day(person.deceased_time)}" if person.deceased_time else ""
+    return final([years], f"The patient is {years} years old{died} (born {person.birth_date}).", unit="years")
+
+
+def age_at(c: Compiler) -> Final:
+    """Age (completed years) at the first (or last) time of an event."""
+    c.pq.entity = " ".join(w for w in c.pq.entity.split() if w not in ("age", "old", "years"))
+    got = c.scoped(f"{c.entity_label()} records")
+    if not isinstance(got, Spec):
+        return got
+    person = c.person  # type: ignore[attr-defined]
+    row = c.data.at(got, 0 if c.pq.position == "first" else -1)
+    if row is None or person is None or person.birth_date is None:
+        return final([], "The record has no birth date or no dated event.", status="no-data")
+    c.data.cite(row, "time")
+    years = elapsed(person.birth_date, row["time"].date(), "years")
+    return final([years], f"{years} years old at {row.get('name')} on {day(row['time'])} (born {person.birth_date}).",
+                 unit="years")
+
+
+def demographic(c: Compiler) -> Final:
+    """Birth date, gender, name or death."""
+    person = c.person  # type: ignore[attr-defined]
+    kind = c.pq.demographic or "name"
+    if person is None:
+        return final([], "The record has no demographics for this patient.", status="no-data")
+    if kind == "is_deceased":
+        return final([person.deceased], f"Yes: died on {day(person.deceased_time)}." if person.deceased else "No death is recorded.")
+    if kind == "deceased":
+        if not person.deceased:
+            return final([False], "No death is recorded.")
+        when = person.deceased_time.isoformat() if person.deceased_time else True
+        return final([when], f"Died on {day(person.deceased_time)}.")
+    value = {"birth_date": person.birth_date.isoformat() if person.birth_date else None, "gender": person.gender,
+             "name": person.name}.get(kind)
+    if value is None:
+        return final([], f"The record has no {kind.replace('_', ' ')}.", status="no-data")
+    return final([value], f"{kind.replace('_', ' ').capitalize()}: {value}.")
+
+
+def value(c: Compiler) -> Final:
+    """Latest / first value."""
+    return c.value()
+
+
+INTENTS: dict[str, Callable[[Compiler], Final]] = {
+    "value": value, "aggregate": Compiler.aggregate, "count": count, "exists": exists,
+    "threshold": Compiler.threshold, "time_of": time_of, "time_since": time_since, "change": Compiler.change,
+    "trend": Compiler.trend, "daily_dose": daily_dose, "after_drug": after_drug, "active_list": active_list,
+    "list_items": list_items, "age": age, "demographic": demographic, "age_at": age_at, "active_check": active_check,
+}

@@ -1,0 +1,290 @@
+"""The offline SQL writer: the FHIR path's parsed question compiled to SQL for the detected schema.
+
+The question is parsed once by the offline parser (:func:`fhirqa.agent.backends.offline.parser.parse`);
+its entity is resolved against the patient's own item names with the FHIR path's resolver and lexicon
+(codes, abbreviations, brands, drug classes), and every intent becomes the same steps as the FHIR plan
+(:mod:`fhirqa.agent.backends.offline.plans`), each one a SQL statement over the schema's domain query:
+latest/first value → ``ORDER BY time DESC LIMIT 1``, highest → ``ORDER BY value DESC``, counts →
+``count(*)``, windows → ``time BETWEEN``, encounter classes → visit concepts, active lists → end dates
+and stop reasons. Calendar arithmetic (ages, "how long since") is done in Python on the rows SQL returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fhirqa.agent.backends.offline.parser import ParsedQuestion
+from fhirqa.agent.backends.offline.plans import NUMERIC_INTENTS, item_groups
+from fhirqa.sql.records import Spec, SqlPatient, iso
+
+Final = dict[str, Any]
+
+
+def final(answer: list[Any], text: str, status: str = "answered", unit: str | None = None) -> Final:
+    """The answer of one question: values, text, status and unit."""
+    return {"answer": answer, "text": text, "status": status, "unit": unit}
+
+
+def fmt(value: Any, unit: str | None = None) -> str:
+    """A value (and unit) for answer texts."""
+    text = f"{value:.4g}" if isinstance(value, float) else str(iso(value))
+    return f"{text} {unit}" if unit else text
+
+
+def day(value: Any) -> str:
+    """The date part of a time, for texts."""
+    return str(iso(value) or "?")[:10]
+
+
+@dataclass
+class Found:
+    """The rows a question's entity resolved to in one view (or why it did not)."""
+
+    spec: Spec
+    count: int = 0
+    items: list[str] = field(default_factory=list)
+    how: str = ""
+    ambiguous: bool = False
+    candidates: list[str] = field(default_factory=list)
+
+    @property
+    def fuzzy(self) -> bool:
+        """Matched by spelling only."""
+        return self.how.startswith("fuzzy")
+
+
+class Compiler:
+    """Answers one parsed question with SQL over one patient's rows (see the module docstring)."""
+
+    def __init__(self, pq: ParsedQuestion, data: SqlPatient) -> None:
+        self.pq, self.data = pq, data
+        self.notes: list[str] = []
+
+    # -- locating records (plans.find_records / scoped) --------------------------------------------------
+    def lookup(self, view: str, entity: str | None, kind: str | None = None) -> Found:
+        """``get_resources(view, item=entity, kind=…)`` as SQL."""
+        spec = Spec(view, kind=kind if view == "medication" else None)
+        if not entity:
+            return Found(spec, self.data.count(spec))
+        resolution = self.data.resolve(view, entity)
+        if resolution.ambiguous:
+            return Found(spec, 0, how=resolution.how, ambiguous=True,
+                         candidates=(resolution.candidates or resolution.matched)[:20])
+        spec = spec.narrowed(names=tuple(resolution.matched))
+        count = self.data.count(spec) if resolution.matched else 0
+        return Found(spec, count, list(resolution.matched), resolution.how, candidates=list(resolution.candidates))
+
+    def find(self, views: list[str] | None = None, entity: str | None = None, kind: str | None = None) -> Found | None:
+        """The first view in which the entity resolves to rows (spelling-level matches only as a fallback)."""
+        entity = self.pq.entity if entity is None else entity
+        fallback: Found | None = None
+        candidates: list[str] = []
+        for view in views or self.pq.views:
+            found = self.lookup(view, entity, kind)
+            if found.ambiguous and not found.fuzzy:
+                return found
+            if found.count and not found.fuzzy:
+                return found
+            hinted = view in self.pq.hinted or not self.pq.hinted
+            if found.fuzzy and fallback is None and hinted and (found.count or found.ambiguous):
+                fallback = found
+            candidates.extend(c for c in found.candidates if c not in candidates)
+        if fallback is not None:
+            return fallback
+        self.notes.append("; ".join(candidates[:5]))
+        return None
+
+    def window(self, spec: Spec) -> Spec:
+        """The question's window on ``spec`` (none for an anchored window)."""
+        w = self.pq.window
+        if w is None or w.anchor:
+            return spec
+        return spec.narrowed(start=w.start, end=w.end)
+
+    def encounters(self) -> Found | None:
+        """Encounters of the question's class, or None when it names none."""
+        if not self.pq.encounter_class:
+            return None
+        if self.pq.entity:
+            typed = self.find(["encounter"])
+            if typed is not None:
+                return typed
+            self.pq.entity = ""
+        spec = Spec("encounter", cls=self.pq.encounter_class)
+        return Found(spec, self.data.count(spec))
+
+    def scoped(self, what: str) -> Spec | Final:
+        """Rows for the entity within the window, or the final answer saying why there are none."""
+        found = self.encounters() or self.find()
+        if found is None:
+            return self.no_match(what)
+        if found.ambiguous:
+            return self.ambiguous(found)
+        if not found.count:
+            return final([], f"The record has no {self.class_label()} encounters.", status="no-data")
+        spec = found.spec
+        if self.pq.intent in NUMERIC_INTENTS and spec.view == "observation" and self.data.count(spec.narrowed(numeric=True)):
+            spec = spec.narrowed(numeric=True)
+        windowed = self.window(spec)
+        if windowed != spec and not self.data.count(windowed):
+            label = self.pq.window.label if self.pq.window else ""
+            return final([], f"No {what} {label}.", status="no-data")
+        self.found = found
+        return windowed
+
+    def no_match(self, what: str) -> Final:
+        """No item matches: say so, with the nearest names the record holds."""
+        near = next((n for n in reversed(self.notes) if n), "")
+        hint = f" The closest items in the record are: {near}." if near else ""
+        return final([], f"The record holds no {what}.{hint}", status="no-data")
+
+    def ambiguous(self, found: Found) -> Final:
+        """The phrase could mean several items."""
+        return final(found.candidates, f"'{self.pq.entity}' could mean several items: {'; '.join(found.candidates)}. "
+                     "Please say which one.", status="ambiguous")
+
+    def class_label(self) -> str:
+        """Readable encounter class."""
+        return {"IMP": "inpatient", "EMER": "emergency", "AMB": "ambulatory", "VR": "virtual", "HH": "home health",
+                "WELLNESS": "wellness"}.get(self.pq.encounter_class or "", "matching")
+
+    def entity_label(self) -> str:
+        """The entity as written, for texts."""
+        return self.pq.entity or "matching records"
+
+    def value_of(self, row: dict[str, Any]) -> tuple[Any, str | None]:
+        """The value a row answers with (the number, else its text; a prescription's dose, else its name)."""
+        if row.get("value") is not None:
+            self.data.cite(row)
+            return row["value"], row.get("unit")
+        if row.get("dose") is not None:
+            self.data.cite(row)
+            return row["dose"], row.get("dose_unit")
+        if row.get("value_text") is not None:
+            self.data.cite(row)
+            return row["value_text"], None
+        self.data.cite(row, "name")
+        return row.get("name"), None
+
+    # -- numeric intents ---------------------------------------------------------------------------------
+    def value(self) -> Final:
+        """Latest / first value; several analytes (systolic, diastolic) each answered."""
+        got = self.scoped(f"{self.entity_label()} results")
+        if not isinstance(got, Spec):
+            return got
+        how = self.found.how
+        one_concept = how.startswith("lexicon") and "components" not in how
+        groups = [self.found.items] if one_concept or not self.found.items else item_groups(self.found.items)
+        index = 0 if self.pq.position == "first" else -1
+        answers, parts, unit = [], [], None
+        for group in groups:
+            spec = got if len(groups) == 1 else self.window(Spec(got.view, names=tuple(group), kind=got.kind))
+            row = self.data.at(spec, index)
+            if row is None:
+                continue
+            value, unit = self.value_of(row)
+            answers.append(value)
+            parts.append(f"{row.get('name') or self.pq.entity}: {fmt(value, unit)} on {day(row.get('time'))}")
+        word = "first" if index == 0 else "most recent"
+        return final(answers, f"The {word} {'; '.join(parts)}.", unit=unit if len(answers) == 1 else None)
+
+    def aggregate(self) -> Final:
+        """Mean / median / sum, or max / min with the row it came from."""
+        got = self.scoped(f"{self.entity_label()} results")
+        if not isinstance(got, Spec):
+            return got
+        window = f" {self.pq.window.label}" if self.pq.window else ""
+        if self.pq.aggregate in ("max", "min"):
+            row = self.data.extreme(got, self.pq.aggregate)
+            if row is None:
+                return final([], f"No {self.pq.entity} values{window}.", status="no-data")
+            value, unit = self.value_of(row)
+            word = "highest" if self.pq.aggregate == "max" else "lowest"
+            return final([value], f"The {word} {row.get('name')}{window} was {fmt(value, unit)} on {day(row.get('time'))}.",
+                         unit=unit)
+        rows = self.data.select(got, extra="r.value IS NOT NULL", order="r.time ASC, r.row_id ASC")
+        if not rows:
+            return final([], f"No {self.pq.entity} values{window}.", status="no-data")
+        for row in rows:
+            self.data.cite(row)
+        values = [float(r["value"]) for r in rows]
+        import statistics
+
+        op = self.pq.aggregate or "mean"
+        result = {"mean": statistics.fmean, "median": statistics.median, "sum": sum}.get(op, statistics.fmean)(values)
+        units = list(dict.fromkeys(r["unit"] for r in rows if r.get("unit") is not None))
+        unit = units[0] if len(units) == 1 else None
+        word = {"mean": "average", "median": "median", "sum": "total"}.get(op, op)
+        return final([result], f"The {word} {', '.join(self.found.items or [self.pq.entity])}{window} was "
+                     f"{fmt(result, unit)} over {len(values)} values.", unit=unit)
+
+    def threshold(self) -> Final:
+        """Ever above / below a value (within the window)?"""
+        cmp = self.pq.comparison
+        assert cmp is not None
+        got = self.scoped(f"{self.entity_label()} results")
+        if not isinstance(got, Spec):
+            return got
+        op = cmp.op if cmp.op != "==" else "="
+        hits = self.data.count(got, extra=f"r.value IS NOT NULL AND r.value {op} :limit", params={"limit": cmp.value})
+        mode = "max" if cmp.op.startswith(">") else "min"
+        row = self.data.extreme(got, mode)
+        window = f" {self.pq.window.label}" if self.pq.window else ""
+        if row is None:
+            return final([False], f"No: no {self.pq.entity} values{window}.")
+        value, unit = self.value_of(row)
+        if hits:
+            return final([True], f"Yes: {hits} value(s) {cmp.op} {fmt(cmp.value)}{window}; the extreme was "
+                         f"{fmt(value, unit)} on {day(row.get('time'))}.")
+        return final([False], f"No: none {cmp.op} {fmt(cmp.value)}{window}; the {'highest' if mode == 'max' else 'lowest'} "
+                     f"was {fmt(value, unit)} on {day(row.get('time'))}.")
+
+    def first_last(self) -> tuple[dict[str, Any], dict[str, Any]] | Final:
+        """The first and last row in scope (two different ones), or the final answer saying why not."""
+        got = self.scoped(f"{self.entity_label()} results")
+        if not isinstance(got, Spec):
+            return got
+        first, last = self.data.at(got, 0), self.data.at(got, -1)
+        if first is None or last is None:
+            return final([], f"No dated {self.pq.entity} values.", status="no-data")
+        if first.get("row_id") == last.get("row_id") and first.get("tbl") == last.get("tbl"):
+            value, unit = self.value_of(first)
+            return final([], f"Only one {self.pq.entity} value ({fmt(value, unit)} on {day(first.get('time'))}); "
+                         "a change needs two.", status="no-data")
+        return first, last
+
+    def change(self) -> Final:
+        """Last minus first value within the window."""
+        got = self.first_last()
+        if isinstance(got, dict):
+            return got
+        first, last = got
+        (a, unit), (b, _) = self.value_of(last), self.value_of(first)
+        difference = round(float(a) - float(b), 10)
+        return final([difference], f"{last.get('name')} went from {fmt(b, unit)} on {day(first.get('time'))} to "
+                     f"{fmt(a, unit)} on {day(last.get('time'))}: a change of {fmt(difference, unit)}.", unit=unit)
+
+    def trend(self) -> Final:
+        """Increasing / decreasing / stable by the relative change from first to last value."""
+        from fhirqa.agent.backends.offline.plans import TREND_THRESHOLD
+
+        got = self.first_last()
+        if isinstance(got, dict):
+            return got
+        first, last = got
+        (a, unit), (b, _) = self.value_of(last), self.value_of(first)
+        relative = (float(a) - float(b)) / abs(float(b)) if b else 0.0
+        trend = "increasing" if relative > TREND_THRESHOLD else "decreasing" if relative < -TREND_THRESHOLD else "stable"
+        return final([trend], f"{trend.capitalize()}: {last.get('name')} went from {fmt(b, unit)} on {day(first.get('time'))} "
+                     f"to {fmt(a, unit)} on {day(last.get('time'))} ({relative:+.0%}).")
+
+
+def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None) -> Final:
+    """Answer ``pq`` over ``data`` (``person``: the patient's demographics, for age and demographic questions)."""
+    from fhirqa.sql.offline_intents import INTENTS
+
+    compiler = Compiler(pq, data)
+    compiler.person = person  # type: ignore[attr-defined]
+    handler = INTENTS.get(pq.intent, INTENTS["value"])
+    return handler(compiler)

@@ -1,0 +1,201 @@
+"""One patient's rows in a relational database, read through compiled SQL: the offline writer's data layer.
+
+A :class:`Spec` says which rows a question is about (a canonical view, the item names it resolved to, a
+medication kind, an encounter class, numbers only, a time window, "after" an instant); :class:`SqlPatient`
+turns a spec into one SQL statement over the schema's domain query (:mod:`fhirqa.sql.domains`), always as
+of ``now`` (rows timed after it are invisible, as on the FHIR path), runs it through
+:func:`fhirqa.sql.safe.run_scoped`, logs it for the trace and cites every row an answer rests on.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime
+from typing import Any
+
+from fhirqa.agent.answer import Evidence
+from fhirqa.agent.resolver import ConceptResolver
+from fhirqa.agent.tools.base import Resolution
+from fhirqa.sql.connect import Connection, time_param
+from fhirqa.sql.domains import domain_sql, supported_views
+from fhirqa.sql.safe import DEFAULT_TIMEOUT_S, QueryResult, run_scoped
+from fhirqa.sql.schema import Schema
+
+ROW_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Which rows: a view narrowed by item names, kind, encounter class, numbers only, window, after an instant."""
+
+    view: str
+    names: tuple[str, ...] | None = None
+    kind: str | None = None
+    cls: str | None = None
+    numeric: bool = False
+    start: datetime | None = None
+    end: datetime | None = None
+    after: datetime | None = None
+
+    def narrowed(self, **changes: Any) -> Spec:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+def as_utc(value: Any) -> Any:
+    """Database times as aware UTC datetimes (naive values are UTC; SQLite text is parsed)."""
+    if isinstance(value, str) and len(value) >= 10 and value[4] == "-" and value[7] == "-":
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    return value
+
+
+class SqlPatient:
+    """The patient's canonical rows in one database as of ``now``, queried one compiled statement at a time."""
+
+    def __init__(self, con: Connection, schema: Schema, patient_value: Any, now: datetime,
+                 timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.con, self.schema, self.patient_value, self.now = con, schema, patient_value, now
+        self.timeout_s = timeout_s
+        self.views = supported_views(schema)
+        self.statements: list[dict[str, Any]] = []
+        self.evidence: dict[tuple[str, str], Evidence] = {}
+        self.resolver = ConceptResolver(codes_of=lambda view: self.items(view)[1])
+
+    # -- running ----------------------------------------------------------------------------------------
+    def run(self, sql: str, params: dict[str, Any] | None = None, limit: int = ROW_LIMIT) -> list[dict[str, Any]]:
+        """Run one statement for this patient; times come back as aware UTC datetimes."""
+        result: QueryResult = run_scoped(self.con, self.schema, sql, params, patient_value=self.patient_value,
+                                         timeout_s=self.timeout_s, limit=limit)
+        self.statements.append({"sql": sql, "params": {k: str(v) for k, v in (params or {}).items()},
+                                "rows": len(result.rows), "ms": result.elapsed_ms, "truncated": result.truncated})
+        rows = result.records()
+        for row in rows:
+            for key in ("time", "end_time"):
+                if key in row:
+                    row[key] = as_utc(row[key])
+        return rows
+
+    def domain(self, view: str) -> str:
+        """The view's canonical rows in this schema."""
+        return domain_sql(self.schema, self.con.dialect, view)
+
+    def _where(self, spec: Spec, params: dict[str, Any]) -> str:
+        params["now"] = time_param(self.con, self.now)
+        where = ["(r.time IS NULL OR r.time <= :now)"]
+        if spec.names is not None:
+            if not spec.names:
+                return "1 = 0"
+            keys = [f"n{i}" for i in range(len(spec.names))]
+            params.update(zip(keys, spec.names, strict=True))
+            where.append(f"r.name IN ({', '.join(':' + k for k in keys)})")
+        if spec.kind is not None:
+            params["kind"] = spec.kind
+            where.append("r.kind = :kind")
+        if spec.cls is not None:
+            params["cls"] = spec.cls
+            where.append("(r.class_code = :cls OR r.alt_class = :cls)")
+        if spec.numeric:
+            where.append("r.value IS NOT NULL")
+        for key, op, moment in (("wstart", ">=", spec.start), ("wend", "<=", spec.end), ("after", ">=", spec.after)):
+            if moment is not None:
+                params[key] = time_param(self.con, moment)
+                where.append(f"r.time IS NOT NULL AND r.time {op} :{key}")
+        return " AND ".join(where)
+
+    def select(self, spec: Spec, columns: str = "r.*", *, order: str = "", limit: int | None = None,
+               extra: str = "", params: dict[str, Any] | None = None, group: str = "") -> list[dict[str, Any]]:
+        """``SELECT columns FROM (domain) AS r WHERE <spec> [extra] [GROUP BY] [ORDER BY] [LIMIT]``."""
+        bound = dict(params or {})
+        where = self._where(spec, bound) + (f" AND {extra}" if extra else "")
+        sql = f"SELECT {columns} FROM ({self.domain(spec.view)}) AS r WHERE {where}"
+        sql += f" GROUP BY {group}" if group else ""
+        sql += f" ORDER BY {order}" if order else ""
+        sql += f" LIMIT {int(limit)}" if limit is not None else ""
+        return self.run(sql, bound)
+
+    def count(self, spec: Spec, extra: str = "", params: dict[str, Any] | None = None) -> int:
+        """How many rows match."""
+        rows = self.select(spec, "count(*) AS n", extra=extra, params=params)
+        return int(rows[0]["n"]) if rows else 0
+
+    def at(self, spec: Spec, index: int) -> dict[str, Any] | None:
+        """The first (0) or last (-1) dated row by time (ties: the lower row key first)."""
+        order = "r.time ASC, r.row_id ASC" if index == 0 else "r.time DESC, r.row_id DESC"
+        rows = self.select(spec, order=order, limit=1, extra="r.time IS NOT NULL")
+        return rows[0] if rows else None
+
+    def extreme(self, spec: Spec, mode: str) -> dict[str, Any] | None:
+        """The row with the highest / lowest value; among equal values the earliest."""
+        direction = "DESC" if mode == "max" else "ASC"
+        rows = self.select(spec, order=f"r.value {direction}, r.time IS NULL, r.time ASC, r.row_id ASC", limit=1,
+                           extra="r.value IS NOT NULL")
+        return rows[0] if rows else None
+
+    def units(self, spec: Spec) -> list[str]:
+        """Distinct units of the numeric rows."""
+        return [r["unit"] for r in self.select(spec, "DISTINCT r.unit AS unit", extra="r.value IS NOT NULL")
+                if r["unit"] is not None]
+
+    def distinct_names(self, spec: Spec, extra: str = "", params: dict[str, Any] | None = None) -> list[tuple[str, dict]]:
+        """Distinct item names in time order, each with its first row."""
+        rows = self.select(spec, order="r.time IS NULL, r.time ASC, r.row_id ASC", extra=extra, params=params)
+        seen: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            if row.get("name") is not None:
+                seen.setdefault(str(row["name"]), row)
+        return list(seen.items())
+
+    # -- items and resolution ---------------------------------------------------------------------------
+    @functools.cache  # noqa: B019 - one SqlPatient per question; the cache dies with it
+    def items(self, view: str) -> tuple[list[str], dict[str, set[str]]]:
+        """The patient's item names in ``view`` as of now (most frequent first) and their codes."""
+        if view not in self.views:
+            return [], {}
+        rows = self.select(Spec(view), "r.name AS name, r.code AS code, r.source_code AS source_code, count(*) AS n",
+                           group="r.name, r.code, r.source_code", extra="r.name IS NOT NULL")
+        counts: dict[str, int] = {}
+        codes: dict[str, set[str]] = {}
+        for row in rows:
+            name = str(row["name"])
+            counts[name] = counts.get(name, 0) + int(row["n"])
+            for key in ("code", "source_code"):
+                if row.get(key) is not None:
+                    codes.setdefault(name, set()).add(str(row[key]).strip())
+        return sorted(counts, key=lambda n: (-counts[n], n)), codes
+
+    def resolve(self, view: str, phrase: str) -> Resolution:
+        """The patient's item names ``phrase`` means in ``view`` (the FHIR path's resolver, same rules)."""
+        names, _ = self.items(view)
+        return self.resolver(view, phrase, names)
+
+    # -- evidence ---------------------------------------------------------------------------------------
+    def cite(self, row: dict[str, Any], what: str = "value") -> None:
+        """Record the row as evidence: ``table/row key``, the column, its value and time."""
+        table = str(row.get("tbl") or "?")
+        ref = f"{table}/{row.get('row_id')}"
+        if what == "value":
+            column = row.get("value_col") or f"{table}.value"
+            value = row.get("value") if row.get("value") is not None else row.get("value_text")
+        elif what == "time":
+            column, value = row.get("time_col") or f"{table}.time", iso(row.get("time"))
+        else:
+            column, value = row.get("name_col") or f"{table}.name", row.get("name")
+        self.evidence[(ref, str(column))] = Evidence(ref=ref, field=str(column), value=value, time=iso(row.get("time")),
+                                                      label=row.get("name"), unit=row.get("unit"))
+
+    def evidence_list(self) -> list[Evidence]:
+        """Every cited row, in time order."""
+        return sorted(self.evidence.values(), key=lambda e: (e.time or "", e.ref, e.field))
+
+
+def iso(value: Any) -> Any:
+    """Dates and times as ISO strings; other values unchanged."""
+    return value.isoformat() if isinstance(value, datetime | date) else value
