@@ -33,10 +33,11 @@ SYSTEMS = {
     "immunizations": "http://hl7.org/fhir/sid/cvx",
     "vaccine_class": "http://hl7.org/fhir/sid/cvx",
     "procedures": "http://snomed.info/sct",
+    "procedure_class": "http://snomed.info/sct",
 }
 VIEWS = {"abbreviations": "observation", "drugs": "medication", "drug_class": "medication",
          "conditions": "condition", "encounters": "encounter", "immunizations": "immunization",
-         "vaccine_class": "immunization", "procedures": "procedure"}  # fmt: skip
+         "vaccine_class": "immunization", "procedures": "procedure", "procedure_class": "procedure"}  # fmt: skip
 MAX_WORDS = 6  # longest alias, in words, looked for inside a phrase
 
 
@@ -140,6 +141,11 @@ class Lexicon:
             codes = tuple(c["code"] for c in entry.get("codes", []))
             for alias in [entry["term"], *entry["aliases"]]:
                 self._add(alias, self._expansion(entry["term"], codes, "procedures", alias, {}))
+                # Records name procedures many ways ("12-lead ECG", "Electrocardiogram"): each member name
+                # fragment is one more reading, unioned by the resolver like a drug class.
+                for member in entry.get("members", []):
+                    if member != entry["term"]:
+                        self._add(alias, self._expansion(member, (), "procedure_class", alias, {"group": entry["term"]}))
         for entry in self.data["immunizations"]["entries"]:
             # A vaccine word may mean several products (a tetanus shot: Td, Tdap or DTaP): each member
             # is one reading of source "vaccine_class", which the resolver unions.

@@ -56,6 +56,24 @@ def bigrams(text: str) -> set[str]:
     return {squashed[i : i + 2] for i in range(len(squashed) - 1)} or {squashed}
 
 
+def osa_similarity(a: str, b: str) -> float:
+    """1 − optimal-string-alignment distance / length: forgives a transposed pair ("metfromin")."""
+    a, b = a.lower(), b.lower()
+    if not a or not b:
+        return 0.0
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return 1 - prev[len(b)] / max(len(a), len(b))
+
+
 def dice(a: str, b: str) -> float:
     """Dice coefficient of character bigrams, 0..1."""
     x, y = bigrams(a), bigrams(b)
@@ -140,7 +158,7 @@ class ConceptResolver:
             hits = coded or [n for _, n in scored]
             if not hits:
                 continue
-            if source.endswith("class"):
+            if source.endswith("class") or any(getattr(e, "source", "").endswith("class") for e in expansions):
                 members.extend(h for h in hits if h not in members)
                 continue
             if coded:
@@ -171,9 +189,13 @@ class ConceptResolver:
         if self.lexicon is None:
             return []
         try:
-            return list(self.lexicon.expand(phrase))  # type: ignore[attr-defined]
+            found = list(self.lexicon.expand(phrase))  # type: ignore[attr-defined]
         except AttributeError:
             return []
+        if found or len(phrase) < 5:
+            return found
+        corrected = _closest_term(self.lexicon, phrase.lower())
+        return list(self.lexicon.expand(corrected)) if corrected else []  # type: ignore[attr-defined]
 
     @staticmethod
     def _similarity(phrase: str, name: str) -> float:
@@ -181,7 +203,8 @@ class ConceptResolver:
         words = core.split()
         best = max(dice(phrase, name), dice(phrase, core))
         if words and " " not in phrase.strip():
-            best = max(best, max(dice(phrase, w) for w in words) - 0.05)
+            best = max(best, max(max(dice(phrase, w), osa_similarity(phrase, w) if len(phrase) >= 5 else 0.0)
+                                 for w in set(words) | set(tokens(name))) - 0.05)
         return best
 
     @staticmethod
@@ -191,6 +214,31 @@ class ConceptResolver:
             return [n for _, n in hits]
         top = hits[0][0]
         return [n for s, n in hits if s >= top - 1e-9]
+
+
+@lru_cache(maxsize=1024)
+def _closest_term_cached(terms: tuple[str, ...], phrase: str) -> str | None:
+    limit = 1 if len(phrase) < 8 else 2
+    best, best_distance = None, limit + 1
+    for term in terms:
+        if abs(len(term) - len(phrase)) > limit or term[:1] != phrase[:1]:
+            continue
+        distance = round((1 - osa_similarity(term, phrase)) * max(len(term), len(phrase)))
+        if distance < best_distance:
+            best, best_distance = term, distance
+    return best
+
+
+def _closest_term(lexicon: object, phrase: str) -> str | None:
+    """The lexicon term a misspelled phrase most likely meant ("staten" → "statin"), within 1–2 edits."""
+    terms = getattr(lexicon, "_terms_tuple", None)
+    if terms is None:
+        terms = tuple(t for t in lexicon.terms() if len(t) >= 4)  # type: ignore[attr-defined]
+        try:
+            lexicon._terms_tuple = terms  # type: ignore[attr-defined]
+        except AttributeError:
+            return None
+    return _closest_term_cached(terms, phrase)
 
 
 def _default_lexicon() -> object | None:

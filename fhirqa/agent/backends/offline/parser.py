@@ -68,7 +68,8 @@ _STOP = set(
     reading checked labs can could you pull show tell get find give see look need want know
     allergy allergies allergic intolerance intolerances reaction reactions
     mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has holding steady flat
-    single one largest peak given administered received doses dose versus vs
+    single one largest peak given administered received doses dose versus vs reads read shows says showed
+    heaviest busiest
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
     """.split()
 )
@@ -95,6 +96,7 @@ class ParsedQuestion:
     entity: str = ""
     views: list[str] = field(default_factory=list)  # views to try, in order
     hinted: list[str] = field(default_factory=list)  # views the question's own words point at
+    lexicon_views: list[str] = field(default_factory=list)  # views the lexicon places the entity in
     window: Window | None = None
     comparison: Comparison | None = None
     encounter_class: str | None = None
@@ -168,12 +170,14 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         rf"(?:(?:a|an|the|my|his|her|their)\s+)?(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)(?:\s+(?:therapy|treatment|prescription|order|use))?{drug_end}",
         rest,
     ) or re.search(
-        r"\b(?:after|since|following|once)\s+(?:(?:a|an|the|my|his|her|their)\s+)?(?:first\s+)?(?!(?:the\s+)?(?:patient|pt)\b)"
+        r"\b(?:after|since|following|once)\s+(?:(?:a|an|the|my|his|her|their)\s+|(?:the\s+)?(?:patient|pt)(?:'s)?\s+(?=first\b))?(?:first\s+)?(?!(?:the\s+)?(?:patient|pt)\b)"
         r"(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+(?:(?:therapy|treatment|use)\s+)?(?:(?:was|were)\s+(?:started|prescribed|initiated|begun|ordered)|prescription|order|start)\b",
         rest,
     ) or re.search(r"\bpost[- ](?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+(?:start|initiation|initiated|started)\b", rest) or re.search(
         r"\b(?:after|since|once)\s+(?:(?:a|an|the|my|his|her|their)\s+)?(?!(?:the\s+)?(?:patient|pt)\b)(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+"
         r"(?:was\s+|were\s+)?(?:first\s+)?(?:began|begun|started|initiated|ordered|prescribed)\b", rest)
+    if drug_match and re.search(r"\bhow (?:many \w+|long)\b.{0,12}\b(?:since|ago)\b|\b(?:days|weeks|months|years|mos|yrs) since\b", rest):
+        drug_match = None  # "how many years since Plavix was last prescribed": the drug is the event itself
     if drug_match:
         pq.intent = "after_drug"
         pq.drug = drug_match.group("drug").strip()
@@ -199,9 +203,10 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     pq.views = _view_order(rest, pq)
     pq.hinted = [view for view, pattern in _VIEW_CUES if re.search(pattern, rest)]
     pq.entity = _entity(rest, pq)
+    pq.lexicon_views = _lexicon_views(pq.entity)
     if not pq.hinted:
         # "high cholesterol" is a diagnosis, "statin" a drug: the lexicon knows which view to try first.
-        known = [v for v in _lexicon_views(pq.entity) if v in pq.views]
+        known = [v for v in pq.lexicon_views if v in pq.views]
         pq.views = known + [v for v in pq.views if v not in known]
     return pq
 
@@ -279,6 +284,9 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         if demographic == "deceased" and (pq.yes_no or re.match(r"^(?:is|was|has|did|does)\b|.*\bdeceased$", text)):
             pq.demographic = "is_deceased"
         return
+    if re.search(r"\b(?:heaviest|busiest|highest|largest|peak|biggest) day\b", text):
+        pq.intent, pq.aggregate = "daily_dose", "max"
+        return
     if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|"
                  r"\btotal daily\b|\bin (?:a|one|a single) day\b|\bin 24 ?h(?:ours?|rs?)?\b|\bdaily\b", text) or (
             re.search(r"\btotal\b", text) and re.search(r"\b(?:given|administered|received)\b", text) and pq.window is not None):
@@ -312,8 +320,8 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         pq.intent = "time_of"
         return
     yes_no = pq.yes_no or re.match(r"^(?:is|are|was|were|does|do|did|has|have|am)\b", text)
-    terse_check = re.search(r"(?:^|\s|-)(?:still )?active$|^(?:currently |still )?on\b(?! average)|\bstill\b", text)
-    if (yes_no or terse_check) and re.search(r"\bstill\b|\bcurrently\b|\bcurrent\b|\bactive\b|\bright now\b|\banymore\b|\bat present\b|\bpresently\b|^(?:currently )?on\b(?! average)", text):
+    terse_check = re.search(r"(?:^|\s|-)(?:still )?active$|^(?:currently |still )?on\b(?! (?:the|average|file|record|\d))|\bstill\b", text)
+    if (yes_no or terse_check) and re.search(r"\bstill\b|\bcurrently\b|\bcurrent\b|\bactive\b|\bright now\b|\banymore\b|\bat present\b|\bpresently\b|^(?:currently )?on\b(?! (?:the|average|file|record|\d))", text):
         pq.intent = "active_check"
         condition = re.search(r"\bproblems?\b|\bdiagnos\w*|\bconditions?\b|\bhave\b|\bhas\b|\bsuffer\w*", text)
         med = re.search(r"\btaking\b|\bon\b|\bmedications?\b|\bmeds?\b|\bprescri\w*|\bdrugs?\b", text)
@@ -322,10 +330,11 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         if pq.window and pq.window.start is not None and pq.window.end is not None:
             pq.at_time, pq.window = pq.window.end, None
         return
-    if re.search(r"\bproblem list\b|\bproblems? list\b|\b(?:dx|diagnosis|diagnoses) list\b|\bactive (?:probs?|problems|dx|diagnoses)\b|\b(?:give|show|tell|list)\b.*\bconditions?\b.*\b(?:now|currently|active)\b", text):
+    if re.search(r"\bproblem list\b|\bproblems? list\b|\b(?:dx|diagnosis|diagnoses) list\b|\bactive (?:probs?|problems|dx|diagnoses)\b|\b(?:give|show|tell|list)\b.*\bconditions?\b.*\b(?:now|currently|active)\b|"
+                 r"^(?:the |her |his |my )?(?:conditions|problems|diagnoses)\b.*\b(?:right now|currently|now|at present)\b", text):
         _active_list(pq, "condition")
         return
-    if re.search(r"\bmed(?:ication)?s? list\b|\bprescribed (?:right )?now\b|\b(?:on|prescribed) currently\b|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b", text):
+    if re.search(r"\brx list\b|\bactive rx\b|\bprescription list\b|\bmed(?:ication)?s? list\b|\bprescribed (?:right )?now\b|\b(?:on|prescribed) currently\b|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b", text):
         _active_list(pq, "medication")
         return
     active = re.search(r"\b(?:active|current|ongoing|present)\s+(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions?|allergies|drugs)\b|"
@@ -338,7 +347,8 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
             pq.at_time = pq.window.end
         pq.window = None
         return
-    if re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|\bcount\b|\bhow many times\b|\btotal number\b|(?:^|\s)#", text):
+    if re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|\bcount\b|\bhow many times\b|\btotal number\b|(?:^|\s)#|"
+                 r"\bdoses (?:given|received|administered)\b", text) and not re.search(r"\bhow much\b", text):
         pq.intent = "count"
         pq.encounter_class = _encounter_class(text)
         return
@@ -462,11 +472,14 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
             text = re.sub(rf"\b{re.escape(term)}\b", term.replace(" ", "_"), text)
     text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
     text = re.sub(r"\b\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b", " ", text) if pq.intent != "value" else text
-    words = [w.strip(".,;:'\"()") for w in text.split()]
+    words = [w.strip(".,;:'\"()#") for w in text.split()]
     kept = [w.replace("_", " ") for w in words if w and w not in _STOP and not re.fullmatch(r"[\d.]+", w)]
     if pq.encounter_class:
-        kept = [w for w in kept if not re.fullmatch(r"inpatient|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|"
-                                                     r"hospitali[sz]\w*|hospital|admitted|stays?|wellness|virtual|urgent|care|room", w)]
+        # class words ("clinic visit", "ER") name the class, not an encounter type: drop them word by word
+        words = [w for item in kept for w in item.split()]
+        kept = [w for w in words if w not in _STOP and not re.fullmatch(
+            r"inpatient|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|hospitali[sz]\w*|hospital|"
+            r"admitted|admissions?|stays?|wellness|virtual|urgent|care|room|visits?|encounters?", w)]
     return " ".join(kept)
 
 
@@ -483,7 +496,7 @@ def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
     pq.intent = "lookup"
     born = re.search(rf"(?:\b(?:born(?: on)?|dob|date of birth|birth ?date|d\.o\.b\.|b\.)|\()\s*(?:is |of |:)?\s*(?P<date>{DATE})", text)
     if born:
-        span = parse_date(born.group("date"))
+        span = parse_date(born.group("date"), now=pq.now)
         pq.lookup_birth = span.start.date().isoformat() if span else None
     # The name is what the question capitalises (names keep their case), minus sentence-initial words.
     original = pq.text

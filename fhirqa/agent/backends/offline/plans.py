@@ -333,9 +333,10 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
     if located is not None and not located[1].get("count"):
         yield final([False], f"No: the record has no {_class_label(pq)} encounters.")
         return
-    located = located or (yield from find_records(pq, views=[v for v in pq.views if v in pq.hinted] or None))
+    pointed = [v for v in pq.views if v in pq.hinted or v in pq.lexicon_views]
+    located = located or (yield from find_records(pq, views=pointed or None))
     if located is None:
-        searched = ", ".join([v for v in pq.views if v in pq.hinted] or pq.views[:4])
+        searched = ", ".join(pointed or pq.views[:4])
         yield final([False], f"No: nothing matching '{pq.entity}' in the record (searched {searched}).")
         return
     view, found = located
@@ -603,6 +604,8 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
         if active.get("count") and view == "condition":
             active = yield ("filter_by_date", {"records": active["handle"], "start": _iso(at), "field": "abatement_time",
                                                "include_missing": True})
+            if active.get("count") and pq.at_time is None:
+                active = yield from _clinically_active(active)
     if not active.get("count"):
         yield final([], f"No active {pq.list_kind or view}s {when}.")
         return
@@ -610,6 +613,17 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
     values = [v["value"] if isinstance(v, dict) else v for v in names.get("values", [])]
     more = f" (and {names['omitted']} more)" if names.get("omitted") else ""
     yield final(values, f"Active {pq.list_kind or view}s {when}: {'; '.join(map(str, values))}{more}.")
+
+
+def _clinically_active(result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+    """Conditions still open by their clinical status (an MI charted 'inactive' without an end date is over)."""
+    for closed in ("inactive", "resolved", "remission"):
+        if not result.get("count"):
+            break
+        kept = yield ("filter_by_value", {"records": result["handle"], "op": "!=", "value": closed, "field": "clinical_status"})
+        if kept.get("count") is not None and kept.get("handle"):
+            result = kept
+    return result
 
 
 def name_field(view: str) -> str:
@@ -714,6 +728,8 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
         active = started
         if started.get("count"):
             active = yield ("filter_by_date", {"records": started["handle"], "start": at, "field": "abatement_time", "include_missing": True})
+            if active.get("count") and pq.at_time is None:
+                active = yield from _clinically_active(active)
     if active.get("count"):
         row = _row((yield ("get_by_index", {"records": active["handle"], "index": -1})))
         yield final([True], f"Yes: {row.get(name_field(view))} is active (since {_day(_row_time(row))}).")

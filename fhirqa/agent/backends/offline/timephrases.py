@@ -69,12 +69,16 @@ def _day_end(d: date) -> datetime:
     return datetime.combine(d, time.max, tzinfo=UTC)
 
 
+_NOW_YEAR: list[int] = []  # the question's year while a phrase is parsed (see parse_date / find_window)
+
+
 def _year(text: str | None) -> int:
-    """A year as written: 2019, or '19 (twentieth century when that would be in the future)."""
+    """A year as written: 2019, or '19 (the last century when this one's would be after the question's year)."""
     assert text is not None
     if text.startswith("'"):
         two = int(text[1:])
-        return 2000 + two if two <= datetime.now(UTC).year % 100 else 1900 + two
+        current = _NOW_YEAR[-1] if _NOW_YEAR else datetime.now(UTC).year
+        return 2000 + two if 2000 + two <= current else 1900 + two
     return int(text)
 
 
@@ -112,10 +116,16 @@ def _span(groups: dict[str, str | None]) -> DateSpan | None:
     return None
 
 
-def parse_date(text: str) -> DateSpan | None:
+def parse_date(text: str, now: datetime | None = None) -> DateSpan | None:
     """The span of a single date phrase ("March 4, 2019", "2019-03", "2018"), or None."""
     match = re.fullmatch(DATE, text.strip().lower())
-    return _span(match.groupdict()) if match else None
+    if not match:
+        return None
+    _NOW_YEAR.append((now or datetime.now(UTC)).year)
+    try:
+        return _span(match.groupdict())
+    finally:
+        _NOW_YEAR.pop()
 
 
 def shift(moment: datetime, amount: int, unit: str) -> datetime:
@@ -184,6 +194,14 @@ def _b_groups(groups: dict[str, str | None]) -> dict[str, str | None]:
 def find_window(text: str, now: datetime) -> TimeMatch | None:
     """The first time phrase in lower-cased ``text`` as a window relative to ``now``."""
     text = re.sub(r"\bcy\s?((?:19|20)\d{2})\b", r"in \1   ", text)  # "CY2025" (calendar year), same length kept
+    _NOW_YEAR.append(now.year)
+    try:
+        return _find_window(text, now)
+    finally:
+        _NOW_YEAR.pop()
+
+
+def _find_window(text: str, now: datetime) -> TimeMatch | None:
     if m := _LAST_ADMISSION.search(text):
         return TimeMatch(Window(None, None, "during the last admission", anchor="last_admission"), *m.span(), "admission")
     if m := _BETWEEN.search(text):
