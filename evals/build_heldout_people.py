@@ -107,6 +107,8 @@ def gen_active_conditions(ctx: Context) -> list[Question]:
         ever = [c for c in dx if concept.matches(c.name)]
         if not ever or any(concept.close(c.name) and not concept.matches(c.name) for c in dx):
             continue
+        if any(c.name.lower().startswith("history of") for c in ever):
+            continue  # "still has a heart attack?" against "History of myocardial infarction": not asked
         active = [c for c in now_list if concept.matches(c.name)]
         name, reg = ctx.name(concept)
         text, form = say(ctx, STILL, x=name)

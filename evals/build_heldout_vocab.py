@@ -145,8 +145,8 @@ CONCEPTS: dict[str, Concept] = {c.key: c for c in [
     # conditions
     _c("htn", "condition", r"^hypertension$", "hypertension", "HTN", "high blood pressure", "hypertenison",
        near="hypertens"),
-    _c("diabetes", "condition", r"diabet", "diabetes", "DM|T2DM", "sugar diabetes", "diabetis",
-       near="diabet|hyperglyc"),
+    _c("diabetes", "condition", r"\bdiabet", "diabetes", "DM|T2DM", "sugar diabetes", "diabetis",
+       near="diabet|hyperglyc"),  # \b: "Prediabetes" is not diabetes
     _c("prediabetes", "condition", r"prediabetes", "prediabetes", "pre-DM", "borderline diabetes"),
     _c("hld", "condition", r"hyperlipidemia", "hyperlipidemia", "HLD", "high cholesterol", "hyperlipidemea"),
     _c("obesity", "condition", r"obes", "obesity"),
@@ -204,7 +204,9 @@ CONCEPTS: dict[str, Concept] = {c.key: c for c in [
     _c("amox_clav", "medication", r"clavulanate", "amoxicillin-clavulanate", "Augmentin|amox-clav"),
     _c("epipen", "medication", r"auto-injector", "epinephrine auto-injector", "EpiPen"),
     _c("inhaler", "medication", r"inhaler", "inhaler", "MDI", "puffer"),
-    _c("birth_control", "medication", _CONTRACEPTIVES, "hormonal contraception", "OCP", "birth control"),
+    _c("birth_control", "medication", _CONTRACEPTIVES, "hormonal contraception", "", "birth control"),
+    _c("ocp", "medication", r"28 day pack|91 day pack", "oral contraceptive", "OCP", "the pill",
+       near=_CONTRACEPTIVES),  # pills only: an IUD, implant, ring or injection is birth control, not "the pill"
     _c("b12", "medication", r"vitamin b 12", "vitamin B12", "B12 shots"),
     _c("digoxin", "medication", r"digoxin", "digoxin", "dig|Lanoxin"),
     _c("levothyroxine", "medication", r"levothyroxine|synthroid", "levothyroxine", "Synthroid|LT4"),
