@@ -69,7 +69,7 @@ _STOP = set(
     allergy allergies allergic intolerance intolerances reaction reactions
     mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has holding steady flat
     single one largest peak given administered received doses dose versus vs reads read shows says showed
-    heaviest busiest
+    heaviest busiest receive receives
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
     """.split()
 )
@@ -135,8 +135,14 @@ _ENCOUNTER_CLASSES = [
 ]
 
 
+_WORD_VARIANTS = {r"\bvax\b": "vaccine", r"\bvaxx?ed\b": "vaccinated", r"\bimmunisations?\b": "immunization",
+                  r"\bx-?rays?\b": "x-ray", r"\bhaemoglobin\b": "hemoglobin", r"\banaemia\b": "anemia"}
+
+
 def _normalize(text: str) -> str:
     text = text.lower().replace("’", "'").replace("‘", "'")
+    for pattern, word in _WORD_VARIANTS.items():
+        text = re.sub(pattern, word, text)
     text = re.sub(r"[?!]+", " ", text)
     text = re.sub(r"\s+", " ", text)
     return text.strip()
@@ -183,6 +189,10 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         pq.drug = drug_match.group("drug").strip()
         rest = rest[: drug_match.start()] + " " + rest[drug_match.end() :]
 
+    if re.search(r"\b(?:given|administered|received|receive|infused|doses? (?:on|given)|got)\b", rest):
+        pq.med_kind = "administration"
+    elif re.search(r"\b(?:prescri\w*|ordered|orders?|rx|takes?|taking)\b", rest):
+        pq.med_kind = "request"
     time_match = find_window(rest, now)
     if time_match:
         pq.window = time_match.window
@@ -193,10 +203,6 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         pq.comparison, span = comparison
         rest = rest[: span[0]] + " " + rest[span[1] :]
 
-    if re.search(r"\b(?:given|administered|received|infused|doses? (?:on|given)|got)\b", rest):
-        pq.med_kind = "administration"
-    elif re.search(r"\b(?:prescri\w*|ordered|orders?|rx|takes?|taking)\b", rest):
-        pq.med_kind = "request"
     _classify(pq, rest, now)
     if pq.encounter_class is None and re.search(_VIEW_CUES_BY_NAME["encounter"], rest):
         pq.encounter_class = _encounter_class(rest)
@@ -442,7 +448,8 @@ def _protected_terms() -> tuple[str, ...]:
     lexicon = _lexicon()
     if lexicon is None:
         return ()
-    terms = [t for t in lexicon.terms() if " " in t and any(w in _STOP for w in t.split())]
+    # Encounter-class phrases ("clinic visit", "ER visit") stay loose: the class regexes read their words.
+    terms = [t for t in lexicon.terms() if " " in t and any(w in _STOP for w in t.split()) and not lexicon.encounter_class(t)]
     return tuple(sorted(terms, key=len, reverse=True))
 
 
@@ -460,7 +467,10 @@ def _lexicon_views(entity: str) -> list[str]:
     lexicon = _lexicon()
     if lexicon is None or not entity:
         return []
-    return list(dict.fromkeys(getattr(e, "view", None) for e in lexicon.expand(entity) if getattr(e, "view", None)))
+    # only readings of the whole phrase: "depression screening" is not a diagnosis because "depression" is
+    whole = " ".join(entity.lower().split())
+    return list(dict.fromkeys(getattr(e, "view", None) for e in lexicon.expand(entity)
+                              if getattr(e, "view", None) and getattr(e, "matched", whole) in (whole, whole.rstrip("s"))))
 
 
 def _entity(text: str, pq: ParsedQuestion) -> str:

@@ -462,6 +462,9 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
     """Daily total: from the latest order's dose × frequency, or the per-day sum of administrations."""
     located = yield from find_records(pq, views=["medication"])
     if located is None:
+        if pq.comparison:  # "ever more than 2 g of vanc in a day?" with no vancomycin at all: no
+            yield final([False], f"No: the record has no {pq.entity} at all.")
+            return
         yield _no_match(pq, f"medication matching '{pq.entity}'")
         return
     _, found = located
