@@ -162,15 +162,30 @@ def render(tree: exp.Expression, dialect: str, params: dict[str, Any]) -> str:
     return tree.sql(dialect=dialect)
 
 
+def prepare(con: Connection, schema: Schema, sql: str, *, patient: bool = True) -> tuple[str, set[str], dict[str, Any]]:
+    """Check, scope and render ``sql`` once: (SQL text for the dialect, placeholder names, literal parameters).
+
+    The result depends only on the SQL text and the schema (the patient is a parameter), so it is cached
+    per connection: a question's statements are the same for every patient.
+    """
+    cache: dict[tuple[str, bool], tuple[str, set[str], dict[str, Any]]] = con.cache.setdefault("prepared", {})
+    key = (sql, patient)
+    if key not in cache:
+        tree = scope(check(sql, con.dialect), schema, patient=patient)
+        literals: dict[str, Any] = {}
+        text = render(tree, con.dialect, literals)
+        if len(cache) > 2048:
+            cache.clear()
+        cache[key] = (text, {p.name for p in tree.find_all(exp.Placeholder)}, literals)
+    return cache[key]
+
+
 def run_scoped(con: Connection, schema: Schema, sql: str, params: dict[str, Any] | None = None, *,
                patient_value: Any, timeout_s: float = DEFAULT_TIMEOUT_S, limit: int = DEFAULT_ROW_LIMIT) -> QueryResult:
     """Check, scope to the patient, run and verify one query (see the module docstring)."""
-    tree = scope(check(sql, con.dialect), schema)
-    bound = dict(params or {})
-    bound[PATIENT_PARAM] = patient_value
+    text, used, literals = prepare(con, schema, sql)
+    bound = {**literals, **(params or {}), PATIENT_PARAM: patient_value}
     bound.setdefault("patient", patient_value)
-    text = render(tree, con.dialect, bound)
-    used = {p.name for p in tree.find_all(exp.Placeholder)}
     result = execute(con, text, {k: v for k, v in bound.items() if k in used}, timeout_s=timeout_s, limit=limit)
     _verify(result, schema, patient_value)
     return result
@@ -179,10 +194,8 @@ def run_scoped(con: Connection, schema: Schema, sql: str, params: dict[str, Any]
 def run_directory(con: Connection, schema: Schema, sql: str, params: dict[str, Any] | None = None, *,
                   timeout_s: float = DEFAULT_TIMEOUT_S, limit: int = DEFAULT_ROW_LIMIT) -> QueryResult:
     """A query without a patient: only the patient directory (person, names) and dictionaries (lookups)."""
-    tree = scope(check(sql, con.dialect), schema, patient=False)
-    bound = dict(params or {})
-    text = render(tree, con.dialect, bound)
-    used = {p.name for p in tree.find_all(exp.Placeholder)}
+    text, used, literals = prepare(con, schema, sql, patient=False)
+    bound = {**literals, **(params or {})}
     return execute(con, text, {k: v for k, v in bound.items() if k in used}, timeout_s=timeout_s, limit=limit)
 
 
