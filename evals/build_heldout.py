@@ -10,6 +10,7 @@ Usage::
     python evals/build_heldout.py                 # writes both sets
     python evals/build_heldout.py --check         # exit 1 when a committed set is stale
     python evals/build_heldout.py --only sample   # one set
+    python evals/build_heldout.py --seed fresh-1 --out-dir /tmp/heldout   # a new draw nobody has seen
 
 Same data in, same bytes out: every random choice comes from an RNG seeded by a string.
 """
@@ -21,7 +22,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -135,11 +136,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--only", choices=sorted(SPECS), help="build one set")
     parser.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
+    parser.add_argument("--seed", help="draw other questions (same styles and rules) with this seed")
+    parser.add_argument("--out-dir", type=Path, help="write the sets here instead of evals/")
     args = parser.parse_args(argv)
     status = 0
     for spec in SPECS.values():
         if args.only and spec.name != args.only:
             continue
+        if args.seed:
+            spec = replace(spec, seed=f"{spec.seed}:{args.seed}")
+        if args.out_dir:
+            args.out_dir.mkdir(parents=True, exist_ok=True)
+            spec = replace(spec, out=args.out_dir / spec.out.name)
         rows = build(spec)
         text = render(rows)
         counts = Counter(r["category"] for r in rows)
