@@ -153,7 +153,8 @@ class NoteIndex:
                 except ImportError as exc:
                     raise FhirqaError("the notes index needs LanceDB: pip install lancedb") from exc
                 self.path.mkdir(parents=True, exist_ok=True)
-                self._db = lancedb.connect(str(self.path))
+                # Always read the latest version: another process (or NoteIndex) may have written since.
+                self._db = lancedb.connect(str(self.path), read_consistency_interval=timedelta(0))
                 names = set(self._db.list_tables().tables)
                 if self.table_name in names:
                     self._table = self._db.open_table(self.table_name)
@@ -186,7 +187,6 @@ class NoteIndex:
               progress: Callable[[str], None] | None = None) -> SyncReport:
         """Index the notes of ``patient_ids`` (default: every patient with notes), re-embedding only changes."""
         started = time.perf_counter()
-        report = SyncReport()
         con = self.store.connect()
         try:
             if patient_ids is None:
@@ -196,12 +196,26 @@ class NoteIndex:
             wanted = list(dict.fromkeys(patient_ids))
             t = time.perf_counter()
             notes = [n for pid in wanted for n in notes_for(self.store, pid, con=con)]
-            report.timings["read_notes_s"] = time.perf_counter() - t
+            read_s = time.perf_counter() - t
         finally:
             con.close()
-        generation = self.store.manifest.generation
+        report = self.index_notes(notes, patient_ids=wanted, progress=progress)
+        report.timings["read_notes_s"] = read_s
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def index_notes(self, notes: Iterable[Note], patient_ids: Iterable[str] | None = None,
+                    progress: Callable[[str], None] | None = None) -> SyncReport:
+        """Make ``notes`` the indexed notes of their patients (and of ``patient_ids``): changed notes are
+        re-embedded, notes no longer given are removed. For notes from OMOP or MIMIC tables (then search with
+        ``sync=False``), or any chosen subset of a store's notes.
+        """
+        started = time.perf_counter()
+        notes = list(notes)
+        wanted = list(dict.fromkeys([*(patient_ids or []), *(n.patient_id for n in notes)]))
+        report = SyncReport(patients=len(wanted), notes=len(notes))
+        generation = self.store.manifest.generation if self.store.exists() else 0
         with self._writing():
-            report.patients, report.notes = len(wanted), len(notes)
             self._sync(wanted, notes, report, progress)
         for pid in wanted:
             self._synced[pid] = generation

@@ -65,13 +65,17 @@ def mei(sample_store: Store) -> str:
 
 @pytest.fixture(scope="session")
 def model_index(sample_store: Store, mei: str, tmp_path_factory: pytest.TempPathFactory):
-    """Mei Wilson's notes indexed with the packaged MiniLM (loaded once per session)."""
+    """A handful of Mei Wilson's notes indexed with the packaged MiniLM (loaded once per session)."""
     from fhirqa.agent.embeddings import get_embedder, unavailable_reason
-    from fhirqa.notes import NoteIndex
+    from fhirqa.notes import NoteIndex, notes_for
 
     embedder = get_embedder()
     if embedder is None:
         pytest.skip(f"sentence embeddings unavailable: {unavailable_reason() or 'FHIRQA_EMBEDDINGS is off'}")
     index = NoteIndex(sample_store, embedder=embedder, path=tmp_path_factory.mktemp("notes-index") / "notes.lance")
-    index.build([mei])
+    notes = notes_for(sample_store, mei)
+    kinds = ("History and physical note", "Discharge summary")
+    chosen = [n for n in notes if n.note_type in kinds or n.date in ("2025-07-20", "2025-07-21")
+              or n.date.startswith("2024-06")]
+    index.index_notes(chosen)
     return index

