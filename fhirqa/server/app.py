@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from fhirqa import __version__
 from fhirqa.server import routes_ask, routes_auth, routes_ingest, routes_jobs, routes_meta, routes_views
@@ -15,7 +15,7 @@ from fhirqa.server.asking import AskService
 from fhirqa.server.audit import AuditLog
 from fhirqa.server.auth import TokenValidator
 from fhirqa.server.config import ServerConfig
-from fhirqa.server.deps import ServerState
+from fhirqa.server.deps import ServerState, reject_unknown_query
 from fhirqa.server.errors import FhirResponse, install_error_handlers
 from fhirqa.server.jobs import JobManager
 from fhirqa.server.keys import SigningKey
@@ -73,6 +73,7 @@ def create_app(config: ServerConfig, state: ServerState | None = None) -> FastAP
         docs_url=None,
         redoc_url=None,
         default_response_class=FhirResponse,
+        dependencies=[Depends(reject_unknown_query)],
     )
     app.state.server = state
     install_error_handlers(app)

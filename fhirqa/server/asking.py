@@ -11,6 +11,7 @@ computation. ``Cache-Control: no-cache`` bypasses the cache.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from fhirqa.agent.engine import ask, parse_now, shared_connection
 from fhirqa.errors import FhirqaError
 from fhirqa.server.config import ServerConfig
 from fhirqa.server.errors import ApiError
+from fhirqa.server.schemas import INSTANT_PATTERN
 from fhirqa.store import Store
 
 MAX_QUESTION_CHARS = 2000
@@ -115,15 +117,15 @@ class AskService:
             raise ApiError(400, "a non-empty question is required", expression=["question"])
         if len(question) > MAX_QUESTION_CHARS:
             raise ApiError(400, f"the question is longer than {MAX_QUESTION_CHARS} characters", expression=["question"])
-        if now == "":
-            now = None  # an empty query parameter means "not given"
         if now is not None:
-            if not isinstance(now, str):
+            if not isinstance(now, str) or not re.match(INSTANT_PATTERN, now):
                 raise ApiError(400, "now must be an ISO 8601 date or instant", expression=["now"])
             try:
                 now = parse_now(now).isoformat()
             except (FhirqaError, ValueError, OverflowError):
                 raise ApiError(400, "now must be an ISO 8601 date or instant", expression=["now"]) from None
+        if backend is not None and not isinstance(backend, str):
+            raise ApiError(400, "backend must be a backend name", expression=["backend"])
         backend = backend or "offline"
         if backend not in self.config.allowed_backends:
             raise ApiError(400, f"backend {str(backend)[:40]!r} is not enabled on this server; enabled: "

@@ -101,6 +101,37 @@ def authenticated(operation: str, action: str = "E") -> Callable[..., Awaitable[
     return dependency
 
 
+_QUERY_NAMES: dict[int, frozenset[str]] = {}
+
+
+def _query_names(dependant: Any) -> set[str]:
+    """Query parameter names a route (and its dependencies) declares."""
+    names = {p.alias for p in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
+
+
+async def reject_unknown_query(request: Request) -> None:
+    """400 for a query parameter the route does not take (applied to every route).
+
+    A misspelt filter (``sinse=2024``) must not silently widen a read to everything.
+    """
+    if not request.query_params:
+        return
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    names = _QUERY_NAMES.get(id(route))
+    if names is None:
+        names = _QUERY_NAMES[id(route)] = frozenset(_query_names(dependant))
+    unknown = sorted(set(request.query_params) - names)
+    if unknown:
+        shown = ", ".join(repr(u[:40]) for u in unknown[:5])
+        raise ApiError(400, f"unknown query parameter(s) {shown}; this endpoint takes {', '.join(sorted(names)) or 'none'}")
+
+
 def wants_async(prefer: str | None) -> bool:
     """True for ``Prefer: respond-async`` (RFC 7240; other preferences may share the header)."""
     return bool(prefer) and any(p.strip().lower() == "respond-async" for p in str(prefer).split(","))

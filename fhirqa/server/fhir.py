@@ -23,8 +23,16 @@ _REF = re.compile(r"([A-Z][A-Za-z]+/[A-Za-z0-9\-.]{1,64})")
 #: HL7 v3 ObservationValue "AIAST": artificial-intelligence asserted (the AI transparency label).
 AI_LABEL = {"system": "http://terminology.hl7.org/CodeSystem/v3-ObservationValue", "code": "AIAST",
             "display": "Artificial Intelligence asserted"}
-_VALUE_KEYS = ("valueString", "valueCode", "valueDateTime", "valueInstant", "valueDate", "valueUri",
-               "valueBoolean", "valueInteger", "valueDecimal", "valueReference")
+#: The JSON type each value[x] (and ``resource``) must have.
+VALUE_TYPES: dict[str, tuple[type, ...]] = {
+    "valueString": (str,), "valueCode": (str,), "valueUri": (str,), "valueDateTime": (str,), "valueInstant": (str,),
+    "valueDate": (str,), "valueBoolean": (bool,), "valueInteger": (int,), "valueDecimal": (int, float),
+    "valueReference": (dict,), "resource": (dict,),
+}
+#: A parameter carries its name and exactly one value; anything else is refused, not ignored.
+_ELEMENT_KEYS = {"name"}
+#: A Parameters contract: parameter name → the value keys it may use (``resource`` for a resource).
+ParamSpec = dict[str, tuple[str, ...]]
 
 
 def typed_value(value: Any) -> dict[str, Any]:
@@ -44,13 +52,19 @@ def typed_value(value: Any) -> dict[str, Any]:
     return {"valueString": value if isinstance(value, str) else str(value)}
 
 
-def read_parameters(body: Any, *, allowed: set[str]) -> dict[str, Any]:
-    """Values of a ``Parameters`` resource by name (first of each; a ``resource`` parameter gives the resource).
+def read_parameters(body: Any, spec: ParamSpec) -> dict[str, Any]:
+    """Values of a ``Parameters`` resource by name (the first of each), checked against ``spec``.
 
-    400 for anything that is not a Parameters resource, unknown names, or a name without a value.
+    400 for anything that is not a Parameters resource, an unknown name, a value of another type
+    than the spec allows, or members a parameter cannot have.
     """
     if not isinstance(body, dict) or body.get("resourceType") != "Parameters":
         raise ApiError(400, "the body must be a FHIR Parameters resource")
+    unknown_top = sorted(set(body) - {"resourceType", "id", "meta", "parameter"})
+    if unknown_top:
+        raise ApiError(400, f"unexpected member(s) of Parameters: {', '.join(unknown_top[:5])}")
+    if not isinstance(body.get("id", ""), str) or not isinstance(body.get("meta", {}), dict):
+        raise ApiError(400, "Parameters.id must be a string and Parameters.meta an object")
     params = body.get("parameter", [])
     if not isinstance(params, list):
         raise ApiError(400, "Parameters.parameter must be a list", expression=["Parameters.parameter"])
@@ -60,18 +74,21 @@ def read_parameters(body: Any, *, allowed: set[str]) -> dict[str, Any]:
         if not isinstance(param, dict) or not isinstance(param.get("name"), str):
             raise ApiError(400, "each parameter needs a name", expression=where)
         name = param["name"]
-        if name not in allowed:
-            raise ApiError(400, f"unknown parameter {name!r}; this operation takes {', '.join(sorted(allowed))}",
+        if name not in spec:
+            raise ApiError(400, f"unknown parameter {name[:40]!r}; this operation takes {', '.join(sorted(spec))}",
                            expression=where)
-        if "resource" in param:
-            value = param["resource"]
-        else:
-            keys = [k for k in _VALUE_KEYS if k in param]
-            if not keys:
-                raise ApiError(400, f"parameter {name!r} has no value", expression=where)
-            value = param[keys[0]]
-            if keys[0] == "valueReference":
-                value = value.get("reference") if isinstance(value, dict) else None
+        keys = [k for k in param if k not in _ELEMENT_KEYS]
+        if len(keys) != 1 or keys[0] not in spec[name]:
+            raise ApiError(400, f"parameter {name!r} needs exactly one of {', '.join(spec[name])}", expression=where)
+        key = keys[0]
+        value = param[key]
+        types = VALUE_TYPES[key]
+        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+            raise ApiError(400, f"parameter {name!r}: {key} has the wrong JSON type", expression=where)
+        if key == "valueReference":
+            value = value.get("reference")
+            if not isinstance(value, str):
+                raise ApiError(400, f"parameter {name!r}: the reference needs a reference string", expression=where)
         found.setdefault(name, value)
     return found
 

@@ -28,7 +28,7 @@ router = APIRouter(tags=["questions"])
 AskCaller = Annotated[Principal, Depends(authenticated("ask"))]
 LookupCaller = Annotated[Principal, Depends(authenticated("ask-lookup"))]
 StreamCaller = Annotated[Principal, Depends(authenticated("ask-stream"))]
-_ASK_PARAMS = {"question", "now", "backend"}
+_ASK_SPEC = schemas.spec_of(schemas.ASK_PARAMS)
 _KEEPALIVE_S = 15.0
 PatientId = Path(pattern=ID_PATTERN, description="Patient id")
 Prefer = Header(None, description="respond-async: answer 202 with a job to poll")
@@ -76,7 +76,7 @@ async def _ask_fhir(request: Request, principal: Principal, patient: str | None,
         access.require_system(principal, ("Patient",), access.READ, "asking without a patient (patient lookup)")
     else:
         access.require_ask(principal, patient)
-    values = read_parameters(await read_json(request), allowed=_ASK_PARAMS)
+    values = read_parameters(await read_json(request), _ASK_SPEC)
     question, now, backend = await _prepare(request, principal, patient, values)
 
     async def work() -> dict[str, Any]:
@@ -96,7 +96,7 @@ async def _ask_json(request: Request, principal: Principal, patient: str | None,
     body = await read_json(request)
     if not isinstance(body, dict):
         return FhirResponse(outcome("the body must be a JSON object with a question", "invalid"), status_code=400)
-    unknown = sorted(set(body) - _ASK_PARAMS)
+    unknown = sorted(set(body) - set(_ASK_SPEC))
     if unknown:
         return FhirResponse(outcome(f"unknown field(s) {unknown[:5]}; give question, now, backend", "invalid"),
                             status_code=400)
@@ -154,7 +154,7 @@ def _event(name: str, data: Any) -> bytes:
                        **schemas.errors(404, 503)})
 async def ask_stream(request: Request, principal: StreamCaller, id: str = PatientId,  # noqa: A002
                      question: str = Query(min_length=1, max_length=2000),
-                     now: str | None = Query(None, description="ISO 8601 instant", json_schema_extra={"format": "date-time"}),
+                     now: str | None = Query(None, description="ISO 8601 date or instant", pattern=schemas.INSTANT_PATTERN),
                      backend: str | None = Query(None)) -> Response:
     """Progress of one question as server-sent events, for a UI: ``plan``, ``tool``…, then ``answer``."""
     state = server(request)

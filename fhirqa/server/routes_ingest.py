@@ -8,14 +8,19 @@ with its origin. The body is written to disk, fsynced, before the job is acknowl
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
+import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request
 from starlette.responses import Response
 
 from fhirqa.server import access, schemas
 from fhirqa.server.auth import Principal
 from fhirqa.server.deps import (
+    ID_PATTERN,
     JSON_TYPES,
     NDJSON_TYPES,
     audit_context,
@@ -30,9 +35,12 @@ from fhirqa.server.fhir import read_parameters
 from fhirqa.server.jobs import Job
 
 router = APIRouter(tags=["ingestion"])
+#: JSON uploads up to this size are parsed once up front, so a body that is no resource is a 400, not a job.
+_CHECKED_JSON_BYTES = 64 * 1024 * 1024
+_TYPE_PATTERN = r"^[A-Z][A-Za-z]{1,40}$"
 IngestCaller = Annotated[Principal, Depends(authenticated("ingest", "C"))]
 PullCaller = Annotated[Principal, Depends(authenticated("pull", "C"))]
-_PULL_PARAMS = {"url", "patient", "since", "bulk", "type", "token"}
+_PULL_SPEC = schemas.spec_of(schemas.PULL_PARAMS)
 _RESPONSES = {200: schemas.ok(schemas.JOB, "application/json", "The job finished: its report"),
               202: schemas.ASYNC_ACCEPTED, **schemas.errors(415, 422, 503)}
 
@@ -79,12 +87,22 @@ async def ingest_body(request: Request, principal: IngestCaller, strict: bool = 
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    if size == 0:
+    if size == 0 or (fmt == "json" and size <= _CHECKED_JSON_BYTES
+                      and not await anyio.to_thread.run_sync(_is_resource, path)):
         path.unlink(missing_ok=True)
-        raise ApiError(400, "the request body is empty")
+        raise ApiError(400, "the body is empty" if size == 0 else "the body is not a FHIR resource or Bundle")
     job.request["bytes"] = size
     jobs.submit_ingest(job)
     return await _finish(request, job, prefer)
+
+
+def _is_resource(path: Path) -> bool:
+    """True if the file holds one JSON object with a resourceType (a Bundle or a resource)."""
+    try:
+        body = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(body, dict) and isinstance(body.get("resourceType"), str)
 
 
 def _pull_request(values: dict[str, Any], allowed: list[str]) -> dict[str, Any]:
@@ -96,13 +114,11 @@ def _pull_request(values: dict[str, Any], allowed: list[str]) -> dict[str, Any]:
     if not any(url.rstrip("/").startswith(prefix.rstrip("/")) for prefix in allowed):
         raise ApiError(403, "this server is not allowed to pull from that URL (see pull_allowed)", code="forbidden")
     request: dict[str, Any] = {"url": url, "bulk": bool(values.get("bulk") or False)}
-    for name in ("patient", "since"):
+    for name, pattern in (("patient", ID_PATTERN), ("since", schemas.INSTANT_PATTERN)):
         if values.get(name) is not None:
-            if not isinstance(values[name], str):
-                raise ApiError(400, f"{name} must be a string", expression=[name])
+            if not re.match(pattern, values[name]):
+                raise ApiError(400, f"{name} is not valid", expression=[name])
             request[name] = values[name]
-    if values.get("type") is not None:
-        request["types"] = [str(values["type"])]
     return request
 
 
@@ -113,15 +129,15 @@ async def pull(request: Request, principal: PullCaller, prefer: str | None = Hea
     state = server(request)
     access.require_system(principal, ("*",), access.WRITE, "ingestion")
     body = await read_json(request)
-    values = read_parameters(body, allowed=_PULL_PARAMS)
-    # Every `type` parameter counts, not just the first.
-    types = [p.get("valueCode") for p in body.get("parameter", []) if isinstance(p, dict) and p.get("name") == "type"]
+    values = read_parameters(body, _PULL_SPEC)
     req = _pull_request(values, state.config.pull_allowed)
+    # Every `type` parameter counts, not just the first (read_parameters has checked them all).
+    types = [p["valueCode"] for p in body["parameter"] if p["name"] == "type"]
+    if any(not re.match(_TYPE_PATTERN, t) for t in types):
+        raise ApiError(400, "type must name a FHIR resource type", expression=["type"])
     if types:
-        req["types"] = [str(t) for t in types if t]
+        req["types"] = types
     token = values.get("token")
-    if token is not None and not isinstance(token, str):
-        raise ApiError(400, "token must be a string", expression=["token"])
     req["token_given"] = bool(token)
     jobs = state.jobs
     job = Job(id=jobs.new_id(), kind="pull", owner=principal.key, request=req)

@@ -35,7 +35,7 @@ ViewReadCaller = Annotated[Principal, Depends(authenticated("view-read", "R"))]
 ViewRunCaller = Annotated[Principal, Depends(authenticated("viewdefinition-run"))]
 MAX_ROWS = 10_000
 RUN_TIME_LIMIT_S = 30.0
-_RUN_PARAMS = {"viewResource", "patient", "_limit", "_format"}
+_RUN_SPEC = schemas.spec_of(schemas.RUN_PARAMS)
 
 
 @router.get("/views", response_class=JsonResponse, operation_id="listViews",
@@ -158,9 +158,11 @@ async def viewdefinition_run(request: Request, principal: ViewRunCaller
     state = server(request)
     body = await read_json(request)
     if isinstance(body, dict) and body.get("resourceType") == "Parameters":
-        values = read_parameters(body, allowed=_RUN_PARAMS)
-    else:
+        values = read_parameters(body, _RUN_SPEC)
+    elif isinstance(body, dict) and body.get("resourceType") == "ViewDefinition":
         values = {"viewResource": body}
+    else:
+        raise ApiError(400, "post a ViewDefinition, or Parameters with a viewResource")
     viewdef = values.get("viewResource")
     if not isinstance(viewdef, dict) or not isinstance(viewdef.get("resource"), str):
         raise ApiError(400, "give a ViewDefinition (with resource and select)", expression=["viewResource"])

@@ -34,13 +34,30 @@ PARAMETERS_OUT = resource_schema("Parameters", ("parameter",))
 PARAMETERS_OUT["properties"]["parameter"] = {"type": "array", "items": {"type": "object", "required": ["name"]}}
 
 
-def parameters_in(names: dict[str, dict[str, Any]], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Schema of an input Parameters resource whose parameters are ``names`` (name → value schema)."""
+#: An instant as fhirqa reads it: a date, or a date and time with a zone (FHIR dateTime/instant).
+INSTANT_PATTERN = r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$"
+INSTANT = {"type": "string", "pattern": INSTANT_PATTERN}
+QUESTION = {"type": "string", "minLength": 1, "maxLength": 2000}
+#: A Parameters contract with value schemas: name → {value key → schema}. The routes read bodies with
+#: ``fhir.read_parameters(body, spec_of(...))``, so the schema and the server agree by construction.
+ParamSchemas = dict[str, dict[str, dict[str, Any]]]
+
+
+def spec_of(params: ParamSchemas) -> dict[str, tuple[str, ...]]:
+    """The value keys each parameter may use (what ``read_parameters`` enforces)."""
+    return {name: tuple(values) for name, values in params.items()}
+
+
+def parameters_in(params: ParamSchemas, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Schema of an input Parameters resource following ``params``."""
     variants = []
-    for name, value in names.items():
-        variants.append({"type": "object", "required": ["name", *value.keys()], "additionalProperties": False,
-                         "properties": {"name": {"type": "string", "enum": [name]}, **value}})
+    for name, values in params.items():
+        for key, value in values.items():
+            variants.append({"type": "object", "required": ["name", key], "additionalProperties": False,
+                             "properties": {"name": {"type": "string", "enum": [name]}, key: value}})
     schema = resource_schema("Parameters", ("parameter",))
+    schema["additionalProperties"] = False
+    schema["properties"].update({"id": {"type": "string"}, "meta": {"type": "object"}})
     schema["properties"]["parameter"] = {"type": "array", "items": {"anyOf": variants},
                                          "minItems": 1 if required else 0}
     if required:
@@ -50,17 +67,18 @@ def parameters_in(names: dict[str, dict[str, Any]], required: tuple[str, ...] = 
     return schema
 
 
-ASK_IN = parameters_in({
-    "question": {"valueString": {"type": "string", "minLength": 1, "maxLength": 2000}},
-    "now": {"valueDateTime": {"type": "string", "format": "date-time"}},
-    "backend": {"valueCode": {"type": "string", "enum": ["offline"]}},
-}, required=("question",))
+ASK_PARAMS: ParamSchemas = {
+    "question": {"valueString": QUESTION},
+    "now": {"valueDateTime": INSTANT, "valueInstant": INSTANT, "valueDate": INSTANT},
+    "backend": {"valueCode": {"type": "string", "maxLength": 40}},
+}
+ASK_IN = parameters_in(ASK_PARAMS, required=("question",))
 
 ASK_JSON_IN: dict[str, Any] = {
     "type": "object", "required": ["question"], "additionalProperties": False,
-    "properties": {"question": {"type": "string", "minLength": 1, "maxLength": 2000},
-                   "now": {"type": "string", "format": "date-time"},
-                   "backend": {"type": "string", "enum": ["offline"]}},
+    "properties": {"question": QUESTION,
+                   "now": {"anyOf": [INSTANT, {"type": "null"}]},
+                   "backend": {"anyOf": [{"type": "string", "maxLength": 40}, {"type": "null"}]}},
 }
 
 ANSWER: dict[str, Any] = {
@@ -106,29 +124,32 @@ VIEW_LIST = {"type": "object", "required": ["views"], "properties": {"views": {"
     "type": "object", "required": ["name", "columns"],
     "properties": {"name": _STR, "description": _STR, "columns": {"type": "object"}}}}}}
 
+_ID = {"type": "string", "pattern": "^[A-Za-z0-9\\-.]{1,64}$"}
+_TYPE = {"type": "string", "pattern": "^[A-Z][A-Za-z]{1,40}$"}
+RUN_PARAMS: ParamSchemas = {
+    "viewResource": {"resource": {"type": "object"}},
+    "patient": {"valueReference": {"type": "object", "required": ["reference"], "properties": {"reference": _STR}}},
+    "_limit": {"valueInteger": {"type": "integer", "minimum": 1, "maximum": 10000}},
+    "_format": {"valueCode": {"type": "string", "enum": ["json", "ndjson", "csv"]}},
+}
 VIEWDEF_IN: dict[str, Any] = {
     "anyOf": [
         {"type": "object", "required": ["resourceType", "resource", "select"],
-         "properties": {"resourceType": {"type": "string", "enum": ["ViewDefinition"]},
-                        "resource": {"type": "string", "pattern": "^[A-Z][A-Za-z]{1,40}$"},
+         "properties": {"resourceType": {"type": "string", "enum": ["ViewDefinition"]}, "resource": _TYPE,
                         "select": {"type": "array", "minItems": 1, "items": {"type": "object"}}}},
-        parameters_in({
-            "viewResource": {"resource": {"type": "object"}},
-            "patient": {"valueReference": {"type": "object", "properties": {"reference": _STR}}},
-            "_limit": {"valueInteger": {"type": "integer", "minimum": 1, "maximum": 10000}},
-            "_format": {"valueCode": {"type": "string", "enum": ["json", "ndjson", "csv"]}},
-        }, required=("viewResource",)),
+        parameters_in(RUN_PARAMS, required=("viewResource",)),
     ]
 }
 
-PULL_IN = parameters_in({
+PULL_PARAMS: ParamSchemas = {
     "url": {"valueUri": {"type": "string", "format": "uri"}},
-    "patient": {"valueString": {"type": "string", "pattern": "^[A-Za-z0-9\\-.]{1,64}$"}},
-    "since": {"valueInstant": {"type": "string", "format": "date-time"}},
+    "patient": {"valueString": _ID},
+    "since": {"valueInstant": INSTANT, "valueDateTime": INSTANT},
     "bulk": {"valueBoolean": {"type": "boolean"}},
-    "type": {"valueCode": {"type": "string", "pattern": "^[A-Z][A-Za-z]{1,40}$"}},
+    "type": {"valueCode": _TYPE},
     "token": {"valueString": {"type": "string"}},
-}, required=("url",))
+}
+PULL_IN = parameters_in(PULL_PARAMS, required=("url",))
 
 BUNDLE_IN: dict[str, Any] = {"type": "object", "required": ["resourceType"],
                              "properties": {"resourceType": _STR, "entry": {"type": "array", "items": {"type": "object"}}}}
