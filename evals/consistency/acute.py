@@ -9,7 +9,18 @@ from evals.consistency import inject as rules
 from evals.consistency.entities import Writer
 from evals.consistency.record import Encounter, Event
 from evals.consistency.styles import (
-    acute_parts, age, current_meds, header, history, labs, listing, meds_line, pmh_line, recent_labs, sex, visit_obs,
+    acute_parts,
+    age,
+    current_meds,
+    header,
+    history,
+    labs,
+    listing,
+    meds_line,
+    pmh_line,
+    recent_labs,
+    sex,
+    visit_obs,
     vitals,
 )
 from evals.consistency.writer import date_text
@@ -26,7 +37,7 @@ def _event_time(w: Writer, ev: Event, allow_hd: bool) -> tuple | None:
         return ("hd", _hd(w, ev.time))
     if choice < 0.6:
         return ("date", ev.time, w.rng.choice((0, 1, 2, 4)))
-    if choice < 0.75:
+    if choice < 0.75 and not allow_hd:  # a bare clock time only on a same-day stay
         return ("clock", ev.time + timedelta(minutes=w.rng.randrange(0, 10)), w.rng.choice((0, 1)))
     return None
 
@@ -51,8 +62,11 @@ def admission(w: Writer, prior: Encounter | None) -> None:
         w.note.put("Presents with ")
         w.event(conds[-1], w.default)
         w.note.put(". ")
-    w.note.line(w.rng.choice(("Symptoms began earlier today per pt.", "Onset 2 days ago, worsening.",
-                              "Brought in by family.", "Pt is a reliable historian.")))
+    w.note.put(w.rng.choice(("Symptoms began earlier today per pt. ", "Onset 2 days ago, worsening. ",
+                             "Brought in by family. ", "Pt is a reliable historian. ")))
+    if w.rng.random() < 0.5:
+        distract.some(w, 1)
+    w.note.line("")
     if prior is not None:
         recent_labs(w, prior, visit_obs(rec, prior))
     meds_line(w, current_meds(rec, before, 3), w.default, w.rng.choice(("Home meds: ", "Outpatient meds: ")))
@@ -69,7 +83,8 @@ def admission(w: Writer, prior: Encounter | None) -> None:
         labs(w, here, on_admission, lead=" on admission")
     if procs or meds:
         w.note.put(w.rng.choice(("ED course: ", "In the ED: ")))
-        thunks = [lambda p=p: w.event(p, w.default, spec=_event_time(w, p, False),
+        same_day = (enc.end - enc.start) < timedelta(hours=20)
+        thunks = [lambda p=p: w.event(p, w.default, spec=_event_time(w, p, not same_day),
                                       tail=w.rng.choice((" performed", " done", ""))) for p in procs]
         thunks += [lambda m=m: w.med(m, w.default, listed=False, lead=w.rng.choice(("given ", "received ")))
                    for m in meds]
@@ -83,6 +98,8 @@ def admission(w: Writer, prior: Encounter | None) -> None:
     if w.rng.random() < 0.5:
         distract.negation(w)
         w.note.line("")
+    if w.rng.random() < 0.5:
+        distract.parameter(w)
     distract.plan(w, ["CBC", "BMP", "troponin"], w.rng.choice(("ceftriaxone", "enoxaparin", "ondansetron")))
 
 
@@ -135,6 +152,9 @@ def discharge(w: Writer, prior: Encounter | None) -> None:
                     for p in procs], ", ")
         w.note.line("")
     meds_line(w, current_meds(rec, enc.end, 4), w.default, "Discharge meds: ")
+    if w.rng.random() < 0.5:
+        distract.some(w, 1)
+        w.note.line("")
     w.note.line("Follow-up: PCP in 1 week.")
     distract.plan(w, ["BMP", "CBC"], w.rng.choice(("lisinopril", "atorvastatin")))
 

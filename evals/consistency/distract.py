@@ -91,3 +91,81 @@ def subjective(w: Writer) -> str:
         "Sleeping ok, appetite good.", "Pt states she has been walking 20 min most days.",
         "Here with spouse; mood good.", "Mild fatigue last few weeks, no fevers or chills.",
     ))
+
+
+def parameter(w: Writer) -> None:
+    """Hold and call parameters: thresholds, not measurements."""
+    kind = w.rng.random()
+    if kind < 0.4:
+        w.note.put(w.rng.choice(("Hold antihypertensives for ", "Hold BP meds if ", "Notify MD for ")))
+        w.unverifiable([("SBP", "name"), (" < ", None), (str(w.rng.choice((90, 100, 110))), "value")], "vital", "parameter")
+    elif kind < 0.7:
+        w.note.put(w.rng.choice(("Call MD for ", "Notify provider if ", "Page for ")))
+        w.unverifiable([("T", "name"), (" > ", None), ("101.5", "value")], "vital", "parameter")
+    else:
+        w.note.put(w.rng.choice(("Sliding scale insulin for ", "Correctional insulin if ")))
+        w.unverifiable([("BG", "name"), (" > ", None), (str(w.rng.choice((150, 180, 200))), "value")], "lab", "parameter")
+    w.note.line(".")
+
+
+def outside(w: Writer) -> None:
+    """Results from elsewhere, which this record does not hold."""
+    lab, value = w.rng.choice((("Cr", "1.9"), ("WBC", "12.4"), ("Hgb", "10.8"), ("A1c", "8.1"), ("K", "3.2")))
+    lead = w.rng.choice(("Outside hospital records note ", "Per urgent care paperwork, ", "Records from her previous PCP: ",
+                         "Labs at an OSH last year showed "))
+    w.unverifiable([(lead, None), (lab, "name"), (" ", None), (value, "value"), (". ", None)], "lab", "outside result")
+
+
+def relatives(w: Writer) -> None:
+    """Family history inside the HPI, without a heading."""
+    who = w.rng.choice(("Her mother", "His father", "Sister", "Brother", "Maternal grandmother"))
+    cond = w.rng.choice(("breast cancer", "T1DM", "colon cancer", "MI", "CVA", "COPD", "CKD"))
+    verb = w.rng.choice((" had ", " with ", " was diagnosed with "))
+    w.unverifiable([(who + verb, None), (cond, "name"), (". ", None)], "condition", "family history")
+
+
+def declined(w: Writer) -> None:
+    """A refused vaccine or drug (nothing was given)."""
+    if w.rng.random() < 0.5:
+        w.unverifiable([(w.rng.choice(("Declined ", "Pt declined ", "Refused ")), None),
+                        (w.rng.choice(("Shingrix", "pneumococcal vaccine", "hep B vaccine")), "name"), (" today. ", None)],
+                       "immunization", "declined")
+    else:
+        w.unverifiable([(w.rng.choice(("Pt refuses ", "Declines ", "Not interested in ")), None),
+                        (w.rng.choice(("rosuvastatin", "metformin", "lisinopril", "pravastatin")), "name"), (". ", None)],
+                       "medication", "declined")
+
+
+def discussed(w: Writer) -> None:
+    """Counselling about a drug or a condition, nothing done."""
+    if w.rng.random() < 0.5:
+        w.unverifiable([("Discussed risks and benefits of ", None),
+                        (w.rng.choice(("apixaban", "alendronate", "sertraline", "nadolol")), "name"), (". ", None)],
+                       "medication", "discussed")
+    else:
+        w.unverifiable([("Counseled on signs of ", None), (w.rng.choice(("stroke", "DVT", "cellulitis", "sepsis")), "name"),
+                        (" and when to return. ", None)], "condition", "discussed")
+
+
+def target(w: Writer) -> None:
+    """A target phrased without the word goal."""
+    if w.rng.random() < 0.5:
+        w.unverifiable([("Aim for ", None), ("LDL", "name"), (" under ", None), ("100", "value"), (". ", None)], "lab", "target")
+    else:
+        w.unverifiable([("Would like ", None), ("A1c", "name"), (" below ", None), ("7", "value"), (". ", None)], "lab", "target")
+
+
+def conditional(w: Writer) -> None:
+    """If-then plans."""
+    w.unverifiable([("If ", None), (w.rng.choice(("UTI", "cellulitis", "PNA")), "name"),
+                    (" symptoms develop, start ", None), (w.rng.choice(("nitrofurantoin", "cephalexin", "doxycycline")), None),
+                    (". ", None)], "condition", "conditional")
+
+
+EXTRA = (parameter, outside, relatives, declined, discussed, target, conditional)
+
+
+def some(w: Writer, n: int = 2) -> None:
+    """``n`` of the extra distractors, chosen at random."""
+    for fn in w.rng.sample(EXTRA, n):
+        fn(w)

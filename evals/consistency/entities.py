@@ -14,8 +14,18 @@ from evals.consistency import inject as rules
 from evals.consistency.inject import When
 from evals.consistency.record import Encounter, Event, Med, Obs, Record
 from evals.consistency.vocab import (
-    ABSENT_CONDITIONS, ABSENT_OBS, ABSENT_PROCEDURES, ALTERNATIVES, CONDITION_NAMES, DRUG_NAMES, ITEMS, OTHER_DRUGS,
-    PROCEDURE_NAMES, VACCINE_NAMES, clean, drug_words,
+    ABSENT_CONDITIONS,
+    ABSENT_OBS,
+    ABSENT_PROCEDURES,
+    ALTERNATIVES,
+    CONDITION_NAMES,
+    DRUG_NAMES,
+    ITEMS,
+    OTHER_DRUGS,
+    PROCEDURE_NAMES,
+    VACCINE_NAMES,
+    clean,
+    drug_words,
 )
 from evals.consistency.writer import Gold, Note, clock, date_text, feet_inches, fmt, to_note_unit
 
@@ -118,7 +128,7 @@ class Writer:
         kind = "time" if shifted_line else self.inject(allowed)
         unit_text = unit
         if kind == "value":
-            new = rules.changed_value(self.rng, self.record, {code}, value, decimals, item.step, unit, base)
+            new = self.wrong_value(code, row, value, decimals, unit, base)
             if new is None:
                 kind = None
             else:
@@ -137,6 +147,25 @@ class Writer:
         if bare is not None:
             name, unit_text, spans["name"] = self.note.text[bare[0]:bare[1]], "", bare
         self._record_obs(code, item.kind, name, number, unit_text, spans, window, time_text, ok, kind, row)
+
+    def wrong_value(self, code: str, row: Obs, value: float, decimals: int, unit: str, window: When) -> float | None:
+        """A value the record does not hold in the window: a clinically different one, a slip of the last
+        digit, or the value of an earlier measurement copied forward."""
+        mode = self.rng.random()
+        if mode < 0.25:  # copied forward from the previous measurement
+            earlier = [o for o in self.record.obs if o.code == code and o.time < window.start]
+            if earlier:
+                old = to_note_unit(max(earlier, key=lambda o: o.time).value, row.unit, unit)
+                if old is not None:
+                    new = round(old, decimals)
+                    if not rules.obs_consistent(self.record, {code}, new, decimals, unit, window):
+                        return new
+        if mode < 0.45 and decimals > 0 or mode < 0.35:  # a slip: 1-3 units of the last digit
+            unit_step = 10 ** (-decimals)
+            new = round(value + self.rng.choice((-3, -2, -1, 1, 2, 3)) * unit_step, decimals)
+            if new > 0 and not rules.obs_consistent(self.record, {code}, new, decimals, unit, window):
+                return new
+        return rules.changed_value(self.rng, self.record, {code}, value, decimals, ITEMS[code].step, unit, window)
 
     def _obs_pieces(self, code: str, name: str, number: str, unit: str, prose: bool) -> list[tuple[str, str | None]]:
         if code == "72514-3":

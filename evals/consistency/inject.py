@@ -28,7 +28,13 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
 from evals.consistency.record import Encounter, Med, Obs, Record
-from evals.consistency.vocab import ABSENT_CONDITION_WORDS, ABSENT_OBS_CODES, ABSENT_PROCEDURE_WORDS, clean, drug_words
+from evals.consistency.vocab import (
+    ABSENT_CONDITION_WORDS,
+    ABSENT_OBS_CODES,
+    ABSENT_PROCEDURE_WORDS,
+    clean,
+    drug_words,
+)
 from evals.consistency.writer import to_note_unit
 
 DAY = timedelta(days=1)

@@ -16,7 +16,14 @@ from evals.consistency.entities import Writer
 from evals.consistency.inject import When
 from evals.consistency.record import Encounter, Event, Med, Obs, Record
 from evals.consistency.vocab import (
-    CONDITION_NAMES, ITEMS, PANEL_TITLES, PANELS, PROCEDURE_NAMES, VACCINE_NAMES, clean, drug_words,
+    CONDITION_NAMES,
+    ITEMS,
+    PANEL_TITLES,
+    PANELS,
+    PROCEDURE_NAMES,
+    VACCINE_NAMES,
+    clean,
+    drug_words,
 )
 from evals.consistency.writer import clock, date_text
 
@@ -147,9 +154,12 @@ def meds_line(w: Writer, meds: list[Med], when: When, header: str) -> None:
 def pmh_line(w: Writer, conds: list[Event], when: When, header: str = "PMH: ") -> None:
     """A history list (each needs a condition with onset before the window ends)."""
     w.note.put(header)
+    if not conds:
+        w.note.line("none")
+        return
     listing(w, [lambda e=e: w.event(e, when) for e in conds], w.rng.choice((", ", ", ", "; ")),
             lambda: w.absent_event("condition"))
-    w.note.line("" if conds else "none")
+    w.note.line("")
 
 
 def header(w: Writer, titles: tuple[str, ...], at: datetime) -> None:
@@ -169,6 +179,8 @@ def progress(w: Writer, obs: dict[str, Obs]) -> None:
         distract.home_reading(w)
     if w.rng.random() < 0.5:
         distract.negation(w)
+    if w.rng.random() < 0.5:
+        distract.some(w, 1)
     w.note.line("")
     pmh_line(w, history(rec, at), w.default)
     meds_line(w, current_meds(rec, at), w.default, w.rng.choice(("Meds: ", "Current meds: ", "Medications: ")))
@@ -210,6 +222,9 @@ def progress(w: Writer, obs: dict[str, Obs]) -> None:
         w.event(ev, w.default, tail=w.rng.choice((" given today", " administered", " given")))
         w.note.line(".")
         break
+    if w.rng.random() < 0.6:
+        distract.some(w, 1)
+        w.note.line("")
     distract.plan(w, panels or ["BMP"], w.rng.choice(("atorvastatin", "lisinopril", "metformin")))
     w.note.line(w.rng.choice(("RTC 1 yr.", "F/u in 6 months.", "Return in 3 months or sooner prn.")))
 
@@ -268,6 +283,9 @@ def followup(w: Writer, obs: dict[str, Obs]) -> None:
     if w.rng.random() < 0.5:
         w.absent_obs()
         w.note.line(" - normal.")
+    if w.rng.random() < 0.5:
+        distract.some(w, 1)
+        w.note.line("")
     distract.plan(w, ["lipids", "BMP", "A1c"], w.rng.choice(("atorvastatin", "metformin")))
 
 

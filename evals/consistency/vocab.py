@@ -79,7 +79,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "other": ("4548-4", "33914-3", "14959-1", "2857-1", "19926-5", "10230-1"),
 }
 PANEL_TITLES = {
-    "bmp": ("BMP", "Chem 7", "Chem", "Lytes", "BMP today"),
+    "bmp": ("BMP", "Chem 7", "Chem", "Lytes", "Basic metabolic panel"),
     "lipids": ("Lipids", "Lipid panel", "FLP"),
     "cbc": ("CBC", "Heme"),
     "lfts": ("LFTs", "Hepatic panel"),
@@ -103,12 +103,22 @@ ABSENT_OBS: tuple[tuple[tuple[str, ...], float, float, int, str], ...] = (
     (("HR", "pulse"), 58, 104, 0, ""),
     (("RR", "resp rate"), 12, 22, 0, ""),
     (("SpO2", "O2 sat"), 93, 100, 0, "%"),
+    (("ammonia", "NH3"), 15, 45, 0, "umol/L"),
+    (("LDH",), 120, 240, 0, "U/L"),
+    (("haptoglobin",), 40, 180, 0, "mg/dL"),
+    (("retic count", "reticulocytes"), 0.5, 2.2, 1, "%"),
+    (("cortisol",), 6, 20, 1, "mcg/dL"),
+    (("beta-hCG", "hCG"), 1, 4, 0, "mIU/mL"),
+    (("GGT",), 10, 60, 0, "U/L"),
 )
 ABSENT_OBS_CODES = {  # LOINC codes that would make an "absent" item present after all
     "Mg": ("19123-9", "2601-3"), "Phos": ("2777-1",), "lactate": ("2524-7", "32693-4"), "TSH": ("3016-3",),
     "INR": ("6301-6", "34714-6"), "PTT": ("3173-2", "14979-9"), "troponin": ("10839-9", "6598-7", "89579-7"),
     "BNP": ("30934-4", "33762-6"), "lipase": ("3040-3",), "CRP": ("1988-5",), "ESR": ("4537-7", "30341-2"),
     "ferritin": ("2276-4",), "HR": ("8867-4",), "RR": ("9279-1",), "SpO2": ("59408-5", "2708-6"),
+    "ammonia": ("16362-6", "1845-6"), "LDH": ("2532-0", "14804-9"), "haptoglobin": ("4542-7",),
+    "retic count": ("4679-7", "17849-1"), "cortisol": ("2143-6",), "beta-hCG": ("2106-3", "21198-7"),
+    "GGT": ("2324-2",),
 }
 
 # Drug names: a lower-case word in the record's product name → how notes write it
@@ -152,6 +162,9 @@ OTHER_DRUGS: tuple[tuple[str, float, str, str], ...] = (
     ("ketorolac", 15, "mg", "IV"), ("oxycodone", 5, "mg", "PO"), ("gabapentin", 300, "mg", "PO"),
     ("sertraline", 50, "mg", "PO"), ("levothyroxine", 50, "mcg", "PO"), ("warfarin", 5, "mg", "PO"),
     ("apixaban", 5, "mg", "PO"), ("metoprolol tartrate", 25, "mg", "PO"), ("omeprazole", 20, "mg", "PO"),
+    ("nadolol", 20, "mg", "PO"), ("glimepiride", 2, "mg", "PO"), ("cefdinir", 300, "mg", "PO"),
+    ("fluconazole", 150, "mg", "PO"), ("hydroxyzine", 25, "mg", "PO"), ("cyclobenzaprine", 10, "mg", "PO"),
+    ("oxybutynin", 5, "mg", "PO"), ("topiramate", 25, "mg", "PO"),
 )
 # Same-class alternatives for a wrong-drug injection
 ALTERNATIVES: dict[str, tuple[str, ...]] = {
@@ -170,6 +183,7 @@ ABSENT_CONDITIONS = (
     ("T2DM", "type 2 diabetes"), ("HTN", "hypertension"), ("hypothyroidism",), ("GERD",), ("OSA",),
     ("depression", "MDD"), ("asthma",), ("HLD", "hyperlipidemia"), ("CAD",), ("gout",), ("anemia",),
     ("osteoarthritis", "OA"), ("migraines",), ("BPH",), ("PNA", "pneumonia"), ("UTI",), ("cellulitis",),
+    ("diverticulosis",), ("hypokalemia",), ("pancreatitis",), ("glaucoma",), ("sciatica",), ("psoriasis",),
 )
 ABSENT_CONDITION_WORDS = {  # words in a record's condition name that make an "absent" one present
     "CKD stage 3": ("kidney",), "CHF": ("heart failure",), "COPD": ("obstructive", "emphysema", "bronchitis"),
@@ -177,18 +191,22 @@ ABSENT_CONDITION_WORDS = {  # words in a record's condition name that make an "a
     "GERD": ("reflux",), "OSA": ("apnea",), "depression": ("depress",), "asthma": ("asthma",),
     "HLD": ("lipid", "cholesterol"), "CAD": ("coronary",), "gout": ("gout",), "anemia": ("anemia",),
     "osteoarthritis": ("osteoarthritis",), "migraines": ("migraine",), "BPH": ("prostat",),
-    "PNA": ("pneumonia",), "UTI": ("urinary",), "cellulitis": ("cellulitis",),
+    "PNA": ("pneumonia",), "UTI": ("urinary",), "cellulitis": ("cellulitis",), "diverticulosis": ("diverticul",),
+    "hypokalemia": ("hypokalemia",), "pancreatitis": ("pancreatitis",), "glaucoma": ("glaucoma",),
+    "sciatica": ("sciatica",), "psoriasis": ("psoriasis",),
 }
 
 ABSENT_PROCEDURES = (
     ("CT head", "head CT"), ("CXR", "chest x-ray"), ("EKG", "ECG"), ("echo", "TTE"), ("blood cultures",),
     ("UA", "urinalysis"), ("MRI brain",), ("CT abd/pelvis",), ("LP", "lumbar puncture"), ("paracentesis",),
+    ("EEG",), ("renal ultrasound", "renal US"), ("bronchoscopy",), ("thoracentesis",), ("PICC placement",),
 )
 ABSENT_PROCEDURE_WORDS = {
     "CT head": ("computed tomography", "ct of head"), "CXR": ("chest x-ray", "chest"), "EKG": ("electrocardiogram",),
     "echo": ("echocardiography",), "blood cultures": ("blood culture",), "UA": ("urinalysis",),
     "MRI brain": ("magnetic resonance",), "CT abd/pelvis": ("computed tomography",), "LP": ("lumbar",),
-    "paracentesis": ("paracentesis",),
+    "paracentesis": ("paracentesis",), "EEG": ("electroencephalogram",), "renal ultrasound": ("ultrasound",),
+    "bronchoscopy": ("bronchoscopy",), "thoracentesis": ("thoracentesis",), "PICC placement": ("catheter",),
 }
 
 # Record condition display (lower case, parenthetical dropped) → how notes write it

@@ -1,0 +1,234 @@
+"""When a note says something happened: explicit times and dates, narrative phrases, or the note's window.
+
+Expressions found: clock times (``0529``, ``05:29``, ``5:29pm``, ``at 5pm``), dates (``3/1/2015``, ``03/01/15``,
+``Mar 1, 2015``, ``2015-03-01``, ``(3/1)``, ``March 2015``, ``(2010)``), and narrative phrases (``today``,
+``yesterday``, ``overnight``, ``HD #3``, ``on admission``, ``at discharge``, ``3 days/weeks/months ago``,
+``last week``). Each denotes a window (docs/consistency.md lists them). An entity takes, in order: an
+expression right after it in the same clause; an expression earlier on its line that no other entity took;
+one in a block heading above it (``Labs drawn today:``); else the note's default window, by note kind:
+discharge summary → the whole stay; admission note → admission −24 h … note +12 h; other notes → the
+note's day ±1 day. ``TimeRef.kind`` keeps which it was: explicit, narrative or default.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from fhirqa.consistency.model import Entity, NoteContext, TimeRef
+
+DAY = timedelta(days=1)
+CLOCK_SLACK = timedelta(minutes=20)  # a time written to the minute
+HOUR_SLACK = timedelta(minutes=40)  # a time written to the hour ("at 5pm")
+_MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m} | {"sept": 9}
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+        "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "several": 3, "few": 3, "couple of": 2}
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p, re.I)) for kind, p in (
+    ("iso", r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?:[T ](?P<h>\d{1,2}):(?P<mi>\d{2})(?::\d{2})?)?\b"),
+    ("us", r"(?<![\d/.])(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4}|\d{2})(?![\d/])(?:,?\s+(?P<h>\d{1,2}):?(?P<mi>\d{2})\b)?"),
+    ("mdy", rf"\b(?P<mon>{_MONTH})\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})\b"),
+    ("dmy", rf"\b(?P<d>\d{{1,2}})\s+(?P<mon>{_MONTH})\s+(?P<y>\d{{4}})\b"),
+    ("md", r"(?:(?<=\bon )|(?<=\())(?P<m>\d{1,2})/(?P<d>\d{1,2})(?=\)|[\s,.;]|$)"),
+    ("my", rf"\b(?P<mon>{_MONTH})\s+(?P<y>\d{{4}})\b"),
+    ("year", r"(?:(?<=\bin )|(?<=\()|(?<=\bdx )|(?<=\bsince ))(?P<y>(?:19|20)\d{2})\b"),
+    ("clock", r"(?<![\d/:.])(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?(?![\d/:])"),
+    ("hhmm", r"(?:(?<=\bat )|(?<=@ )|(?<=@)|(?<=\()|(?<=^)|(?<=\n))(?P<h>[01]\d|2[0-3])(?P<mi>[0-5]\d)(?=[\s).,;]|$)(?!\s*(?:mg|mcg|g|ml|units?)\b)"),
+    ("hour", r"\b(?:at|@|around|about)\s+(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\.?\b"),
+    ("hd", r"\b(?:HD|hospital day|hosp day)\s*#?\s*(?P<n>\d{1,2})\b"),
+    ("today", r"\b(?:today|this (?:morning|am|afternoon|evening)|tonight|this visit)\b"),
+    ("yesterday", r"\b(?:yesterday|last night)\b"),
+    ("overnight", r"\bovernight\b"),
+    ("admission", r"\b(?:on|at|upon|since)\s+(?:admission|arrival|presentation)\b|\badmi(?:ssion|tting)\s+labs\b"),
+    ("discharge", r"\b(?:on|at|upon)\s+discharge\b|\bday of discharge\b|\bdischarge labs\b"),
+    ("ago", r"\b(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several|few|couple of)"
+            r"\s+(?P<u>day|week|wk|month|mo|year|yr)s?\s+ago\b"),
+    ("last", r"\blast\s+(?P<u>week|month|year)\b"),
+))
+
+
+@dataclass(frozen=True)
+class TimeExpr:
+    """A time expression found in the note, with the window it denotes."""
+
+    start: int
+    end: int
+    text: str
+    kind: str  # explicit or narrative
+    window: tuple[datetime, datetime]
+
+
+def _day(d: date, tz) -> tuple[datetime, datetime]:  # noqa: ANN001
+    start = datetime.combine(d, time.min, tzinfo=tz)
+    return start, start + DAY - timedelta(microseconds=1)
+
+
+def _year(text: str) -> int:
+    y = int(text)
+    return y + (2000 if y < 50 else 1900) if y < 100 else y
+
+
+def _resolve(kind: str, m: re.Match[str], ctx: NoteContext) -> tuple[str, tuple[datetime, datetime]] | None:
+    """The window of one match (None when it is not a valid time)."""
+    tz = ctx.note_time.tzinfo or UTC
+    note_day = ctx.note_time.astimezone(tz).date()
+    g = m.groupdict()
+    try:
+        if kind in ("iso", "us", "mdy", "dmy", "md"):
+            month = int(g["m"]) if g.get("m") else _MONTHS[g["mon"].lower().rstrip(".")[:3]]
+            year = _year(g["y"]) if g.get("y") else note_day.year
+            day = date(year, month, int(g["d"]))
+            if kind == "md" and day > note_day + DAY:
+                day = date(year - 1, month, int(g["d"]))
+            if g.get("h") and g.get("mi"):
+                moment = datetime.combine(day, time(int(g["h"]), int(g["mi"])), tzinfo=tz)
+                return "explicit", (moment - CLOCK_SLACK, moment + CLOCK_SLACK)
+            return "explicit", _day(day, tz)
+        if kind == "my":
+            month, year = _MONTHS[g["mon"].lower().rstrip(".")[:3]], int(g["y"])
+            last = calendar.monthrange(year, month)[1]
+            return "explicit", (_day(date(year, month, 1), tz)[0], _day(date(year, month, last), tz)[1])
+        if kind == "year":
+            year = int(g["y"])
+            return "explicit", (_day(date(year, 1, 1), tz)[0], _day(date(year, 12, 31), tz)[1])
+        if kind in ("clock", "hhmm", "hour"):
+            hour, minute = int(g["h"]), int(g.get("mi") or 0)
+            if g.get("ap"):
+                hour = hour % 12 + (12 if g["ap"].lower() == "p" else 0)
+            moment = datetime.combine(note_day, time(hour, minute), tzinfo=tz)
+            if moment > ctx.note_time + timedelta(hours=2):  # a clock time later than the note: the day before
+                moment -= DAY
+            slack = HOUR_SLACK if kind == "hour" else CLOCK_SLACK
+            return "explicit", (moment - slack, moment + slack)
+        if kind == "hd":
+            admitted = (ctx.admission or ctx.note_time).astimezone(tz).date()
+            return "narrative", _day(admitted + (int(g["n"]) - 1) * DAY, tz)
+        if kind == "today":
+            return "narrative", _day(note_day, tz)
+        if kind == "yesterday":
+            return "narrative", _day(note_day - DAY, tz)
+        if kind == "overnight":
+            start = _day(note_day - DAY, tz)[0] + timedelta(hours=18)
+            return "narrative", (start, start + timedelta(hours=16))
+        if kind == "admission":
+            admitted = ctx.admission or ctx.note_time
+            return "narrative", (admitted - timedelta(hours=12), admitted + DAY)
+        if kind == "discharge":
+            left = ctx.discharge or ctx.note_time
+            return "narrative", (left - DAY, left + timedelta(hours=12))
+        if kind in ("ago", "last"):
+            n = 1 if kind == "last" else (int(g["n"]) if g["n"].isdigit() else _NUM[g["n"].lower()])
+            unit = g["u"].lower()[0]
+            size, slack = {"d": (1, 1), "w": (7, 4), "m": (30.4, 20), "y": (365.25, 183)}[unit]
+            center = ctx.note_time - timedelta(days=n * size)
+            start, end = _day(center.astimezone(tz).date(), tz)
+            return "narrative", (start - timedelta(days=slack), end + timedelta(days=slack))
+    except (ValueError, KeyError):
+        return None
+    return None
+
+
+def find_times(text: str, ctx: NoteContext, taken: list[tuple[int, int]] | None = None) -> list[TimeExpr]:
+    """Every time expression in ``text``, not overlapping each other nor the ``taken`` spans (values)."""
+    found: list[TimeExpr] = []
+    used = list(taken or [])
+    for kind, pattern in _PATTERNS:
+        for m in pattern.finditer(text):
+            if any(m.start() < e and s < m.end() for s, e in used):
+                continue
+            resolved = _resolve(kind, m, ctx)
+            if resolved is None:
+                continue
+            found.append(TimeExpr(m.start(), m.end(), m.group(0), resolved[0], resolved[1]))
+            used.append((m.start(), m.end()))
+    return sorted(found, key=lambda t: t.start)
+
+
+def default_window(ctx: NoteContext) -> TimeRef:
+    """The note's window for entities that carry no time expression."""
+    tz = ctx.note_time.tzinfo or UTC
+    if ctx.note_kind == "discharge":
+        admitted = ctx.admission or ctx.note_time - 3 * DAY
+        left = ctx.discharge or ctx.note_time
+        return TimeRef(admitted - timedelta(hours=12), max(left, ctx.note_time) + timedelta(hours=12), "default")
+    if ctx.note_kind == "admission":
+        admitted = ctx.admission or ctx.note_time
+        return TimeRef(admitted - DAY, ctx.note_time + timedelta(hours=12), "default")
+    start, end = _day(ctx.note_time.astimezone(tz).date(), tz)
+    return TimeRef(start - DAY, end + DAY, "default")
+
+
+_CLAUSE_END = re.compile(r"[.;](?=\s|$)|\n")
+
+
+def attach(text: str, entities: list[Entity], ctx: NoteContext, exprs: list[TimeExpr] | None = None) -> None:
+    """Give every entity its ``time`` (see the module docstring for the order of precedence)."""
+    if exprs is None:
+        exprs = find_times(text, ctx, [e.value_span for e in entities if e.value_span])
+    default = default_window(ctx)
+    ordered = sorted(entities, key=lambda e: e.span[0])
+    starts = sorted({e.span[0] for e in ordered})
+    owned: dict[int, TimeExpr] = {}  # entity index → its own (following) expression
+    taken: set[int] = set()  # expressions owned by an entity
+    for i, ent in enumerate(ordered):
+        nxt = next((s for s in starts if s > ent.span[0]), len(text))
+        limit = min(_next_boundary(text, ent.span[1]), nxt)
+        for j, expr in enumerate(exprs):
+            if ent.span[0] < expr.start < ent.span[1] or ent.span[1] <= expr.start < limit:
+                owned[i] = expr
+                taken.add(j)
+                break
+    for i, ent in enumerate(ordered):
+        expr = owned.get(i) or _prefix(text, ent, exprs, taken) or _block_heading(text, ent, exprs, taken)
+        if expr is None:
+            ent.time = TimeRef(default.start, default.end, "default")
+        else:
+            ent.time = TimeRef(expr.window[0], expr.window[1], expr.kind, expr.text, (expr.start, expr.end))
+
+
+def _next_boundary(text: str, offset: int) -> int:
+    m = _CLAUSE_END.search(text, offset)
+    return m.start() if m else len(text)
+
+
+def _line_start(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
+
+
+def _prefix(text: str, ent: Entity, exprs: list[TimeExpr], taken: set[int]) -> TimeExpr | None:
+    """The last unowned expression earlier on the entity's line that governs it: in its own clause, in the
+    line's heading ("Labs (3/1/2015): …"), or opening the line ("0704 VS: …")."""
+    start = _line_start(text, ent.span[0])
+    colon = text.find(":", start, ent.span[0])
+    clause = start
+    for m in _CLAUSE_END.finditer(text, start, ent.span[0]):
+        clause = m.end()
+    best = None
+    for j, expr in enumerate(exprs):
+        if j in taken or not (start <= expr.start and expr.end <= ent.span[0]):
+            continue
+        opening = not text[start:expr.start].strip()
+        heading = colon != -1 and expr.end <= colon
+        if expr.start >= clause or opening or heading:
+            best = expr
+    return best
+
+
+def _block_heading(text: str, ent: Entity, exprs: list[TimeExpr], taken: set[int]) -> TimeExpr | None:
+    """An expression in a heading line (ending with ':') above the entity, within the same block."""
+    line_start = _line_start(text, ent.span[0])
+    while line_start > 0:
+        prev_end = line_start - 1
+        prev_start = _line_start(text, prev_end)
+        line = text[prev_start:prev_end].strip()
+        if not line:
+            return None
+        if line.endswith(":"):
+            for j, expr in enumerate(exprs):
+                if prev_start <= expr.start < prev_end and j not in taken:
+                    return expr
+        line_start = prev_start
+    return None
