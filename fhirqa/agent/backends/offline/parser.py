@@ -69,7 +69,7 @@ _STOP = set(
     allergy allergies allergic intolerance intolerances reaction reactions
     mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has holding steady flat
     single one largest peak given administered received doses dose versus vs reads read shows says showed
-    heaviest busiest receive receives
+    heaviest busiest receive receives move moved moves shift shifted
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
     """.split()
 )
@@ -126,7 +126,7 @@ class ParsedQuestion:
 
 
 _ENCOUNTER_CLASSES = [
-    ("IMP", r"\binpatient\b|\badmissions?\b|\badmitted\b|\bhospitali[sz]\w*|\bhospital stays?\b|\bstays?\b"),
+    ("IMP", r"\binpatient\b|\bip\b|\badmissions?\b|\badmitted\b|\bhospitali[sz]\w*|\bhospital stays?\b|\bstays?\b"),
     ("EMER", r"\bemergency\b|\b(?:er|ed)\b|\bcasualty\b|\burgent\b"),
     ("AMB", r"\bambulatory\b|\bamb\b|\boutpatient\b|\boutpt\b|\boffice\b|\bclinic\b|\bprimary care\b"),
     ("VR", r"\bvirtual\b|\btele(?:health|medicine|visit)\w*\b|\bvideo\b"),
@@ -290,7 +290,8 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         if demographic == "deceased" and (pq.yes_no or re.match(r"^(?:is|was|has|did|does)\b|.*\bdeceased$", text)):
             pq.demographic = "is_deceased"
         return
-    if re.search(r"\b(?:heaviest|busiest|highest|largest|peak|biggest) day\b", text):
+    if re.search(r"\b(?:heaviest|busiest|highest|largest|peak|biggest) (?:1-|one[- ]|single[- ])?day\b|"
+                 r"\b(?:highest|largest|peak|biggest|max\w*|most)\b.*\b(?:1-day|one-day|single day|in a (?:single )?day|in one day|daily total)\b", text):
         pq.intent, pq.aggregate = "daily_dose", "max"
         return
     if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|"
@@ -412,7 +413,7 @@ def _demographic(text: str) -> str | None:
         return "birth_date"
     if re.search(r"\bgender\b|\bsex\b|\bmale or female\b", text):
         return "gender"
-    if re.search(r"\b(?:date of death|when did .* die|deceased|dead|died|pass(?:ed)? away)\b", text):
+    if re.search(r"\b(?:date of death|dod|when did .* die|deceased|dead|died|pass(?:ed)? away)\b", text):
         return "deceased"
     if re.search(r"\bwhat(?:'s| is)\b.*\bname\b|\bfull name\b|\bwho is (?:the|this) patient\b", text):
         return "name"
@@ -483,12 +484,13 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
     text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
     text = re.sub(r"\b\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b", " ", text) if pq.intent != "value" else text
     words = [w.strip(".,;:'\"()#") for w in text.split()]
-    kept = [w.replace("_", " ") for w in words if w and w not in _STOP and not re.fullmatch(r"[\d.]+", w)]
+    kept = [w.replace("_", " ") for w in words
+            if w and w not in _STOP and w not in ("s", "'s") and not re.fullmatch(r"[\d.]+", w)]
     if pq.encounter_class:
         # class words ("clinic visit", "ER") name the class, not an encounter type: drop them word by word
         words = [w for item in kept for w in item.split()]
         kept = [w for w in words if w not in _STOP and not re.fullmatch(
-            r"inpatient|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|hospitali[sz]\w*|hospital|"
+            r"inpatient|ip|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|hospitali[sz]\w*|hospital|"
             r"admitted|admissions?|stays?|wellness|virtual|urgent|care|room|visits?|encounters?", w)]
     return " ".join(kept)
 
