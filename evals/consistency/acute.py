@@ -23,6 +23,7 @@ from evals.consistency.styles import (
     visit_obs,
     vitals,
 )
+from evals.consistency.vocab import CLOCK_STYLES, DATE_STYLES, PHRASES
 from evals.consistency.writer import date_text
 
 
@@ -36,9 +37,9 @@ def _event_time(w: Writer, ev: Event, allow_hd: bool) -> tuple | None:
     if allow_hd and choice < 0.4:
         return ("hd", _hd(w, ev.time))
     if choice < 0.6:
-        return ("date", ev.time, w.rng.choice((0, 1, 2, 4)))
+        return ("date", ev.time, w.rng.choice(DATE_STYLES))
     if choice < 0.75 and not allow_hd:  # a bare clock time only on a same-day stay
-        return ("clock", ev.time + timedelta(minutes=w.rng.randrange(0, 10)), w.rng.choice((0, 1)))
+        return ("clock", ev.time + timedelta(minutes=w.rng.randrange(0, 10)), w.rng.choice(CLOCK_STYLES))
     return None
 
 
@@ -46,6 +47,10 @@ def admission(w: Writer, prior: Encounter | None) -> None:
     """ED note / admission H&P written within the first hours; window: admission −24 h … note +12 h."""
     rec, enc = w.record, w.enc
     conds, procs, meds = acute_parts(rec, enc)
+    # an admission note knows only what happened before it was written
+    conds = [e for e in conds if e.time <= w.note_time]
+    procs = [e for e in procs if e.time <= w.note_time]
+    meds = [m for m in meds if m.time <= w.note_time]
     header(w, ("ADMISSION H&P", "ED PROVIDER NOTE", "History and Physical", "ED Note"), w.note_time)
     if conds:
         w.note.put("CC: ")
@@ -74,13 +79,14 @@ def admission(w: Writer, prior: Encounter | None) -> None:
     if w.rng.random() < 0.4:
         distract.family_history(w)
     here = visit_obs(rec, enc)
-    on_admission = rules.narrative_when("on admission", "admission", enc, w.note_time)
+    phrase = w.rng.choice(PHRASES["admission"])
+    on_admission = rules.narrative_when(phrase, "admission", enc, w.note_time)
     if any(k in here for k in ("8480-6", "29463-7", "72514-3")):
-        w.note.put(w.rng.choice(("Vitals on admission: ", "VS on arrival: ", "Vitals: ")))
+        w.note.put(w.rng.choice(PHRASES["vitals_admission"]))
         vitals(w, here, on_admission if w.rng.random() < 0.5 else w.default)
         w.note.line("")
     if any(o.code not in ("8480-6", "8462-4", "29463-7", "8302-2", "39156-5", "72514-3") for o in here.values()):
-        labs(w, here, on_admission, lead=" on admission")
+        labs(w, here, on_admission, lead=f" {phrase}")
     if procs or meds:
         w.note.put(w.rng.choice(("ED course: ", "In the ED: ")))
         same_day = (enc.end - enc.start) < timedelta(hours=20)
@@ -148,7 +154,7 @@ def discharge(w: Writer, prior: Encounter | None) -> None:
         recent_labs(w, prior, visit_obs(rec, prior))
     if procs:
         w.note.put("Procedures: ")
-        listing(w, [lambda p=p: w.event(p, w.default, spec=("date", p.time, w.rng.choice((0, 1, 2, 4))))
+        listing(w, [lambda p=p: w.event(p, w.default, spec=("date", p.time, w.rng.choice(DATE_STYLES)))
                     for p in procs], ", ")
         w.note.line("")
     meds_line(w, current_meds(rec, enc.end, 4), w.default, "Discharge meds: ")

@@ -162,7 +162,7 @@ def conditional(w: Writer) -> None:
                     (". ", None)], "condition", "conditional")
 
 
-EXTRA = (parameter, outside, relatives, declined, discussed, target, conditional)
+EXTRA = [parameter, outside, relatives, declined, discussed, target, conditional]
 
 
 def some(w: Writer, n: int = 2) -> None:

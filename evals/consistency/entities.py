@@ -22,14 +22,17 @@ from evals.consistency.vocab import (
     DRUG_NAMES,
     ITEMS,
     OTHER_DRUGS,
+    PHRASES,
     PROCEDURE_NAMES,
+    PROSE_LEADS,
+    SEPARATORS,
     VACCINE_NAMES,
     clean,
     drug_words,
 )
 from evals.consistency.writer import Gold, Note, clock, date_text, feet_inches, fmt, to_note_unit
 
-SEPARATORS = (" ", " ", " ", ": ", " of ", " was ", "=")
+VITAL_NAMES = {"HR", "RR", "SpO2", "heart rate", "O2 sat", "pulse"}
 
 
 class Writer:
@@ -68,11 +71,12 @@ class Writer:
             return rules.date_when(text, moment), text
         if kind == "hd":
             n = spec[1] + (self.rng.choice((1, -1)) if shift and spec[1] > 1 else (1 if shift else 0))
-            text = self.rng.choice((f"HD #{n}", f"HD{n}", f"hospital day {n}"))
+            text = self.rng.choice(PHRASES["hd"]).format(n=n)
             return rules.narrative_when(text, "hd", self.enc, self.note_time, n), text
         if kind == "yesterday":
             which = "today" if shift else "yesterday"
-            return rules.narrative_when(which, which, self.enc, self.note_time), which
+            text = self.rng.choice(PHRASES[which])
+            return rules.narrative_when(text, which, self.enc, self.note_time), text
         raise ValueError(kind)
 
     def time_piece(self, spec: tuple, text: str) -> str:
@@ -175,7 +179,7 @@ class Writer:
         space = "" if unit in ("%", "C", "F") or (unit and self.rng.random() < 0.2) else " "
         unit_piece = [(space, None), (unit, "unit")] if unit else []
         if prose:
-            lead = self.rng.choice(("{n} came back at ", "{n} was ", "{n} of ", "{n} stable at ", "{n} noted to be "))
+            lead = self.rng.choice(PROSE_LEADS)
             head, tail = lead.split("{n}")
             return [(head, None), (name, "name"), (tail, None), (number, "value"), *unit_piece]
         return [(name, "name"), (self.rng.choice(SEPARATORS), None), (number, "value"), *unit_piece]
@@ -220,7 +224,7 @@ class Writer:
     def absent_obs(self, vital: bool = False) -> None:
         """A lab or vital the record never holds (an existence inconsistency)."""
         options = [a for a in ABSENT_OBS if a[0][0] not in self.used and rules.absent_obs_ok(self.record, a[0][0])
-                   and (a[0][0] in ("HR", "RR", "SpO2")) == vital]
+                   and (a[0][0] in VITAL_NAMES) == vital]
         if not options:
             return
         names, low, high, decimals, unit = self.rng.choice(options)
@@ -229,7 +233,7 @@ class Writer:
         unit_piece = [(" ", None), (unit, "unit")] if unit and self.rng.random() < 0.5 else []
         spans = self.note.mention([(name, "name"), (self.rng.choice((" ", " ", ": ")), None), (number, "value"),
                                    *unit_piece])
-        self.gold(type="vital" if names[0] in ("HR", "RR", "SpO2") else "lab", cls="T1", name=name,
+        self.gold(type="vital" if names[0] in VITAL_NAMES else "lab", cls="T1", name=name,
                   name_span=spans["name"], value=number, value_span=spans["value"], unit=unit if unit_piece else "",
                   label="inconsistent", mismatch="existence", time_kind=self.default.kind,
                   truth=f"no {names[0]} in the record")

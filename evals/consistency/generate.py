@@ -2,6 +2,7 @@
 
     python -m evals.consistency.generate [--data ../shared/data/synthea-r4] [--out evals/consistency/notes.jsonl]
                                          [--patients 60] [--seed 6] [--rate 0.3]
+    python -m evals.consistency.generate --variant heldout --skip 60 --patients 40 --seed 7   # notes-heldout.jsonl
 
 For each patient with clinic visits that measured labs and vitals: a clinic progress note (latest visit), a
 nursing note (the visit before), a results follow-up note written the next day (most patients), and for up to
@@ -84,13 +85,16 @@ def write_note(record: Record, style: str, enc: Encounter, note_time: Any, prior
     return w
 
 
-def build(data: Path, patients: int, seed: int, rate: float) -> list[dict[str, Any]]:
-    """Every note of the first ``patients`` patients (by file name) that have clinic lab visits."""
+def build(data: Path, patients: int, seed: int, rate: float, skip: int = 0) -> list[dict[str, Any]]:
+    """Every note of ``patients`` patients (by file name, after the first ``skip``) that have clinic lab visits."""
     out: list[dict[str, Any]] = []
-    taken = 0
+    taken = seen = 0
     for path in sorted(data.glob("*.json")):
         record = load_bundle(path)
         if not lab_visits(record):
+            continue
+        seen += 1
+        if seen <= skip:
             continue
         rng = random.Random(f"{seed}:{record.patient_id}")  # noqa: S311 - reproducible text, not security
         for i, (style, enc, note_time, prior) in enumerate(plan_notes(record, rng)):
@@ -133,8 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patients", type=int, default=60)
     parser.add_argument("--seed", type=int, default=6)
     parser.add_argument("--rate", type=float, default=0.3, help="share of entities given an inconsistency")
+    parser.add_argument("--variant", choices=["dev", "heldout"], default="dev",
+                        help="heldout: other wordings and other patients (see variant.py)")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N eligible patients")
     args = parser.parse_args(argv)
-    notes = build(args.data, args.patients, args.seed, args.rate)
+    if args.variant == "heldout":
+        from evals.consistency import variant
+
+        variant.apply()
+        if args.out == OUT:
+            args.out = OUT.with_name("notes-heldout.jsonl")
+    notes = build(args.data, args.patients, args.seed, args.rate, args.skip)
     args.out.write_text("".join(json.dumps(n, ensure_ascii=False) + "\n" for n in notes), encoding="utf-8")
     print(summary(notes))
     print(f"→ {args.out}")

@@ -16,10 +16,13 @@ from evals.consistency.entities import Writer
 from evals.consistency.inject import When
 from evals.consistency.record import Encounter, Event, Med, Obs, Record
 from evals.consistency.vocab import (
+    CLOCK_STYLES,
     CONDITION_NAMES,
+    DATE_STYLES,
     ITEMS,
     PANEL_TITLES,
     PANELS,
+    PHRASES,
     PROCEDURE_NAMES,
     VACCINE_NAMES,
     clean,
@@ -89,10 +92,17 @@ def listing(w: Writer, thunks: list[Callable[[], object]], sep: str, absent: Cal
     thunks = list(thunks)
     if absent is not None and w.rng.random() < w.rate:
         thunks.insert(w.rng.randrange(len(thunks) + 1), absent)
-    for i, fn in enumerate(thunks):
-        if i:
+    written = False
+    for fn in thunks:
+        before = w.note.size
+        if written:
             w.note.put(sep)
+        golds = len(w.note.golds)
         fn()
+        if len(w.note.golds) == golds and w.note.size == before + (len(sep) if written else 0):
+            w.note.rollback(before)  # the thunk wrote nothing: no dangling separator
+            continue
+        written = True
 
 
 def vitals(w: Writer, obs: dict[str, Obs], when: When, shifted: bool = False) -> None:
@@ -165,7 +175,7 @@ def pmh_line(w: Writer, conds: list[Event], when: When, header: str = "PMH: ") -
 def header(w: Writer, titles: tuple[str, ...], at: datetime) -> None:
     """Title and date/time line."""
     w.note.line(w.rng.choice(titles))
-    w.note.line(f"Date: {date_text(at, w.rng.choice((0, 1, 2, 3)))} {clock(at, w.rng.choice((0, 1)))}")
+    w.note.line(f"Date: {date_text(at, w.rng.choice(DATE_STYLES[:4]))} {clock(at, w.rng.choice((0, 1)))}")
     w.note.line("")
 
 
@@ -195,10 +205,11 @@ def progress(w: Writer, obs: dict[str, Obs]) -> None:
     when = w.default
     choice = w.rng.random()
     if choice < 0.3:
-        when = rules.narrative_when("today", "today", w.enc, at)
-        w.note.line("Labs drawn today:")
+        text = w.rng.choice(PHRASES["labs_today"])
+        when = rules.narrative_when(text, "today", w.enc, at)
+        w.note.line(text)
     elif choice < 0.5:
-        text = date_text(w.enc.start, w.rng.choice((0, 1, 2, 3)))
+        text = date_text(w.enc.start, w.rng.choice(DATE_STYLES))
         when = rules.date_when(text, w.enc.start)
         w.note.line(f"Labs ({text}):")
     panels = labs(w, obs, when)
@@ -233,7 +244,7 @@ def nursing(w: Writer, obs: dict[str, Obs]) -> None:
     """Nursing note: clock-timed lines; a line's time applies to everything on it (±15 min)."""
     start = w.enc.start
     header(w, ("NURSING NOTE", "Nursing Progress Note", "RN Note"), w.note_time)
-    style = w.rng.choice((0, 0, 1, 2))
+    style = w.rng.choice(CLOCK_STYLES)
     moments = sorted(start + timedelta(minutes=w.rng.randrange(0, 12)) for _ in range(3))
     groups = [[k for k in VITAL_ORDER[:3] if k in obs or (k == "bp" and "8480-6" in obs)],
               [k for k in VITAL_ORDER[3:] if k in obs]]
@@ -267,7 +278,7 @@ def nursing(w: Writer, obs: dict[str, Obs]) -> None:
 def followup(w: Writer, obs: dict[str, Obs]) -> None:
     """Results note written the day after the visit ("yesterday"); window: note day ±1."""
     header(w, ("PROGRESS NOTE - results", "Telephone Encounter", "Lab Results Note"), w.note_time)
-    visit = date_text(w.enc.start, w.rng.choice((0, 1, 3)))
+    visit = date_text(w.enc.start, w.rng.choice(DATE_STYLES))
     w.note.line(f"Called pt to review labs from visit on {visit}.")
     picks = [c for c in ("6298-4", "38483-4", "4548-4", "18262-6", "2339-0", "718-7", "33914-3", "2085-9") if c in obs]
     w.rng.shuffle(picks)
@@ -276,7 +287,7 @@ def followup(w: Writer, obs: dict[str, Obs]) -> None:
         if mode < 0.35:
             w.obs(code, obs[code], w.default, spec=("yesterday",))
         elif mode < 0.6:
-            w.obs(code, obs[code], w.default, spec=("date", w.enc.start, w.rng.choice((0, 1, 3, 4))))
+            w.obs(code, obs[code], w.default, spec=("date", w.enc.start, w.rng.choice(DATE_STYLES)))
         else:
             w.obs(code, obs[code], w.default, prose=w.rng.random() < 0.5)
         w.note.line(w.rng.choice((", WNL.", " - stable.", ", reviewed with pt.", ".")))
@@ -305,10 +316,10 @@ def recent_labs(w: Writer, visit: Encounter | None, obs: dict[str, Obs]) -> None
     days = (w.note_time - visit.start).total_seconds() / 86400
     months = round(days / 30.4)
     if 1 <= months <= 11 and abs(days - months * 30.4) < 15 and w.rng.random() < 0.6:
-        text = f"{months} months ago" if months > 1 else "1 month ago"
+        text = w.rng.choice(PHRASES["months_ago"]).format(n=months) if months > 1 else "1 month ago"
         when = rules.narrative_when(text, "months", w.enc, w.note_time, months)
     else:
-        text = f"on {date_text(visit.start, w.rng.choice((0, 1, 2)))}"
+        text = f"on {date_text(visit.start, w.rng.choice(DATE_STYLES[:4]))}"
         when = rules.date_when(text, visit.start)
     w.note.put(f"Labs at PCP visit {text}: ")
     codes = [c for c in ("4548-4", "38483-4", "6298-4", "2947-0", "18262-6", "718-7") if c in obs][:4]

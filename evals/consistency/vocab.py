@@ -87,7 +87,7 @@ PANEL_TITLES = {
 }
 
 # Labs and vitals the record may lack: (spellings, typical low, high, decimals, unit as written)
-ABSENT_OBS: tuple[tuple[tuple[str, ...], float, float, int, str], ...] = (
+ABSENT_OBS: list[tuple[tuple[str, ...], float, float, int, str]] = [
     (("Mg", "magnesium", "mag"), 1.7, 2.4, 1, "mg/dL"),
     (("Phos", "phosphorus"), 2.6, 4.4, 1, "mg/dL"),
     (("lactate", "lactic acid"), 0.6, 2.4, 1, "mmol/L"),
@@ -110,7 +110,7 @@ ABSENT_OBS: tuple[tuple[tuple[str, ...], float, float, int, str], ...] = (
     (("cortisol",), 6, 20, 1, "mcg/dL"),
     (("beta-hCG", "hCG"), 1, 4, 0, "mIU/mL"),
     (("GGT",), 10, 60, 0, "U/L"),
-)
+]
 ABSENT_OBS_CODES = {  # LOINC codes that would make an "absent" item present after all
     "Mg": ("19123-9", "2601-3"), "Phos": ("2777-1",), "lactate": ("2524-7", "32693-4"), "TSH": ("3016-3",),
     "INR": ("6301-6", "34714-6"), "PTT": ("3173-2", "14979-9"), "troponin": ("10839-9", "6598-7", "89579-7"),
@@ -152,7 +152,7 @@ DRUG_NAMES: dict[str, tuple[str, ...]] = {
 COMBINATIONS = ("clavulanate", "hydrocodone", "oxycodone", "dextromethorphan", "salmeterol", "norelgestromin",
                 "insulin")
 # Drugs to name when injecting an absent or a wrong drug: (note name, dose, unit, route)
-OTHER_DRUGS: tuple[tuple[str, float, str, str], ...] = (
+OTHER_DRUGS: list[tuple[str, float, str, str]] = [
     ("lisinopril", 10, "mg", "PO"), ("losartan", 50, "mg", "PO"), ("metformin", 500, "mg", "PO"),
     ("atorvastatin", 40, "mg", "PO"), ("rosuvastatin", 10, "mg", "PO"), ("pravastatin", 20, "mg", "PO"),
     ("amlodipine", 5, "mg", "PO"), ("chlorthalidone", 25, "mg", "PO"), ("Lasix", 40, "mg", "IV"),
@@ -165,7 +165,7 @@ OTHER_DRUGS: tuple[tuple[str, float, str, str], ...] = (
     ("nadolol", 20, "mg", "PO"), ("glimepiride", 2, "mg", "PO"), ("cefdinir", 300, "mg", "PO"),
     ("fluconazole", 150, "mg", "PO"), ("hydroxyzine", 25, "mg", "PO"), ("cyclobenzaprine", 10, "mg", "PO"),
     ("oxybutynin", 5, "mg", "PO"), ("topiramate", 25, "mg", "PO"),
-)
+]
 # Same-class alternatives for a wrong-drug injection
 ALTERNATIVES: dict[str, tuple[str, ...]] = {
     "simvastatin": ("atorvastatin", "rosuvastatin", "pravastatin"), "Zocor": ("Lipitor", "Crestor"),
@@ -178,13 +178,13 @@ ALTERNATIVES: dict[str, tuple[str, ...]] = {
     "atorvastatin": ("rosuvastatin", "simvastatin"), "Plavix": ("Brilinta", "Effient"),
 }
 
-ABSENT_CONDITIONS = (
+ABSENT_CONDITIONS: list[tuple[str, ...]] = [
     ("CKD stage 3", "chronic kidney disease"), ("CHF", "heart failure"), ("COPD",), ("AFib", "atrial fibrillation"),
     ("T2DM", "type 2 diabetes"), ("HTN", "hypertension"), ("hypothyroidism",), ("GERD",), ("OSA",),
     ("depression", "MDD"), ("asthma",), ("HLD", "hyperlipidemia"), ("CAD",), ("gout",), ("anemia",),
     ("osteoarthritis", "OA"), ("migraines",), ("BPH",), ("PNA", "pneumonia"), ("UTI",), ("cellulitis",),
     ("diverticulosis",), ("hypokalemia",), ("pancreatitis",), ("glaucoma",), ("sciatica",), ("psoriasis",),
-)
+]
 ABSENT_CONDITION_WORDS = {  # words in a record's condition name that make an "absent" one present
     "CKD stage 3": ("kidney",), "CHF": ("heart failure",), "COPD": ("obstructive", "emphysema", "bronchitis"),
     "AFib": ("atrial fib",), "T2DM": ("diabetes",), "HTN": ("hypertension",), "hypothyroidism": ("thyroid",),
@@ -196,11 +196,11 @@ ABSENT_CONDITION_WORDS = {  # words in a record's condition name that make an "a
     "sciatica": ("sciatica",), "psoriasis": ("psoriasis",),
 }
 
-ABSENT_PROCEDURES = (
+ABSENT_PROCEDURES: list[tuple[str, ...]] = [
     ("CT head", "head CT"), ("CXR", "chest x-ray"), ("EKG", "ECG"), ("echo", "TTE"), ("blood cultures",),
     ("UA", "urinalysis"), ("MRI brain",), ("CT abd/pelvis",), ("LP", "lumbar puncture"), ("paracentesis",),
     ("EEG",), ("renal ultrasound", "renal US"), ("bronchoscopy",), ("thoracentesis",), ("PICC placement",),
-)
+]
 ABSENT_PROCEDURE_WORDS = {
     "CT head": ("computed tomography", "ct of head"), "CXR": ("chest x-ray", "chest"), "EKG": ("electrocardiogram",),
     "echo": ("echocardiography",), "blood cultures": ("blood culture",), "UA": ("urinalysis",),
@@ -273,6 +273,18 @@ VACCINE_NAMES: dict[str, tuple[str, ...]] = {
     "pneumococcal": ("pneumococcal vaccine", "Pneumovax"), "zoster": ("Shingrix", "zoster vaccine"),
     "hep b": ("hep B vaccine",), "hpv": ("HPV vaccine",), "meningococcal": ("meningococcal vaccine",),
 }
+
+
+# How time is written; the held-out variant (variant.py) swaps these lists in place
+PHRASES: dict[str, list[str]] = {
+    "today": ["today"], "yesterday": ["yesterday"], "hd": ["HD #{n}", "HD{n}", "hospital day {n}"],
+    "admission": ["on admission"], "labs_today": ["Labs drawn today:"], "months_ago": ["{n} months ago"],
+    "vitals_admission": ["Vitals on admission: ", "VS on arrival: ", "Vitals: "],
+}
+CLOCK_STYLES: list[int] = [0, 0, 1, 2]
+DATE_STYLES: list[int] = [0, 1, 2, 3, 4]
+SEPARATORS: list[str] = [" ", " ", " ", ": ", " of ", " was ", "="]
+PROSE_LEADS: list[str] = ["{n} came back at ", "{n} was ", "{n} of ", "{n} stable at ", "{n} noted to be "]
 
 
 def clean(name: str) -> str:

@@ -58,6 +58,15 @@ class Note:
         self.size += len(text)
         return start, self.size
 
+    def rollback(self, size: int) -> None:
+        """Drop text written after ``size`` (only plain text: entities placed there are kept out of it)."""
+        while self.size > size and self.parts:
+            last = self.parts.pop()
+            self.size -= len(last)
+            if self.size < size:
+                self.parts.append(last[: size - self.size])
+                self.size = size
+
     def line(self, text: str = "") -> None:
         """Append a line of plain text."""
         self.put(text + "\n")
@@ -109,6 +118,12 @@ def clock(moment: datetime, style: int) -> str:
     if style == 1:
         return moment.strftime("%H:%M")
     hour = moment.hour % 12 or 12
+    if style == 3:
+        return moment.strftime("%H%Mh")
+    if style == 4:
+        return f"{hour}:{moment.minute:02d} {'AM' if moment.hour < 12 else 'PM'}"
+    if style == 5:
+        return moment.strftime("%H%M hrs")
     return f"{hour}:{moment.minute:02d}{'am' if moment.hour < 12 else 'pm'}"
 
 
@@ -122,6 +137,12 @@ def date_text(moment: datetime, style: int) -> str:
         return f"{moment.strftime('%b')} {moment.day}, {moment.year}"
     if style == 3:
         return moment.strftime("%Y-%m-%d")
+    if style == 5:
+        return f"{moment.month}-{moment.day}-{moment.year}"
+    if style == 6:
+        return f"{moment.day} {moment.strftime('%b')} {moment.year}"
+    if style == 7:
+        return moment.strftime("%m/%d/%Y")
     return f"{moment.month}/{moment.day}"
 
 

@@ -21,7 +21,7 @@ from fhirqa.consistency.units import known
 from fhirqa.consistency.vocab import Gazetteer, Hit
 
 _NUMBER = r"(?:\d+(?:\.\d+)?|\.\d+)"
-_FILLER = (r"(?:[ \t]*(?:[:=~]|-(?!\d)|\bwas\b|\bis\b|\bof\b|\bat\b|\bcame back(?: at)?\b|\bstable at\b|\bnoted to be\b|"
+_FILLER = (r"(?:[ \t]*(?:[:=~]|\.(?=[ \t:=-])|\([A-Za-z][A-Za-z -]{0,10}\)|-(?!\d)|\bwas\b|\bis\b|\bof\b|\bat\b|\bcame back(?: at)?\b|\bstable at\b|\bnoted to be\b|"
            r"\bnow\b|\bremains\b|\bmeasured\b|\blevel\b|\breading\b|\bresult\b|\bvalue\b|\btoday\b|\bcount\b|"
            r"\bscore\b|\bon admission\b|\bhas been\b|\bup to\b|\bdown to\b|\bincreased to\b|\bdecreased to\b)[ \t]*){0,3}")
 _VALUE = re.compile(rf"^{_FILLER}[ \t]*(?P<cmp><=|>=|<|>|≤|≥)?[ \t]*(?P<num>{_NUMBER})(?:\s*/\s*(?P<num2>{_NUMBER}))?"
@@ -31,7 +31,8 @@ _UNIT = re.compile(r"^[ \t]?(?P<unit>(?:x\s?)?10[\^*]\d+/[a-zA-Zµ]+|%|°\s?[CF]
                    r"(?:/[0-9.]*\s?[A-Za-zµ0-9\[\]{}_.^*]+)*)")
 _DOSE = re.compile(r"^(?P<gap>(?:,?[ \t]+(?:hydrochloride|hcl|sodium|potassium|succinate|tartrate|maleate|acetate|"
                    r"sulfate|bitartrate|macrocrystals|monohydrate|er|xl|sr|cr|dr|xr|extended release|tablet|tab|"
-                   r"capsule|cap|oral|po)\b){0,3})?[ \t]*"
+                   r"capsule|cap|oral|po|iud|patch|inhaler|mdi|injection|solution|suspension|cream|spray|pen|ds)\b)"
+                   r"{0,3})?[ \t]*"
                    r"(?P<num>\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?)\s*(?P<unit>mg/ml|mcg/ml|unt/ml|units?/ml|mg/actuat|"
                    r"mcg/actuat|mg|mcg|g|units?|unt|iu|ml|meq)\b", re.I)
 _ROUTE = re.compile(r"\b(PO|IV|IM|SC|SQ|subq|SL|PR|INH|inhaled|topical|IVPB|oral|injection)\b", re.I)
@@ -48,24 +49,28 @@ _NEG_STOP = re.compile(r"\b(?:but|however|although|except|aside from|apart from)
 _FUTURE = re.compile(r"\bwill\b|\bplan(?:s|ned)? to\b|\bconsider\b|\brecheck\b|(?<!at )\bgoal\b|\btarget\b|"
                      r"\bnext visit\b|\bif\b|\bpending\b|\bto be (?:done|drawn|obtained|checked)\b|\bschedul|"
                      r"\brepeat\b[^.;\n]*\bin \d|\bshould\b|\bwould\b|\baim for\b|\bkeep\b[^.;\n]*\b(?:under|below|"
-                     r"above)\b|\bunless\b", re.I)
+                     r"above)\b|\bunless\b|\bdue for\b|\boverdue\b|\bneeds?\b", re.I)
 _THRESHOLD = re.compile(r"\b(?:for|if|when|hold|call|notify|page|keep|maintain|titrate|sliding scale|correctional|"
                         r"under|below|above|until|parameters?)\b", re.I)
-_FAMILY = re.compile(r"\b(?:mother|father|mom|dad|sister|brother|sibling|grand(?:mother|father|ma|pa)|aunt|uncle|"
-                     r"cousin|maternal|paternal|family history|fhx)\b", re.I)
+_FAMILY = re.compile(r"\b(?:mother|father|mom|dad|sister|brother|sibling|grand(?:mother|father|ma|pa|son|daughter)|"
+                     r"aunt|uncle|cousin|niece|nephew|daughter|son|child|children|wife|husband|spouse|partner|"
+                     r"maternal|paternal|family history|fhx|relatives?)\b", re.I)
 _COUNSEL = re.compile(r"\b(?:discussed|counsel(?:ed|ing)?|educated|education|reviewed (?:risks|signs)|signs of|"
-                      r"risks (?:and|&) benefits)\b", re.I)
+                      r"risks (?:and|&) benefits|ask(?:s|ed|ing)? about|inquir\w*|interested in|avoid|risk (?:of|for))\b|"
+                      r"\bgiven\b[^.;\n]*\brisk\b", re.I)
 _HOME = re.compile(r"\bhome\b(?! (?:meds|medications))|\bper (?:pt|patient)(?: log)?\b|\bper family\b|"
                    r"\boutside\b|\bOSH\b|\bself[- ]reported\b|\brecords? from\b|\bpaperwork\b|\burgent care\b|"
                    r"\bprevious (?:pcp|provider|doctor|hospital)\b|\bprior records\b|\bother (?:hospital|facility)\b",
                    re.I)
 _ALLERGY = re.compile(r"\ballerg|\bintoleran|\breaction to\b", re.I)
 _UNCERTAIN = re.compile(r"\br/o\b|\brule out\b|\bpossible\b|\bprobable\b|\bconcern for\b|\bsuspect|\bquestionable\b|"
+                        r"\bdoubt\w*|\bunlikely\b|\blow suspicion\b|\bevaluate for\b|\bworkup for\b|"
                         r"\?\s*$|\bvs\.?\s*$|\bdifferential\b", re.I)
 _PERFORMED = re.compile(r"\bwere (?:conducted|performed|done)\b|\bwas (?:prescribed|performed|given|started|done)\b|"
                         r"\b(?:given|administered|performed|completed|obtained|prescribed)\b", re.I)
 _GIVEN = re.compile(r"\b(?:start(?:ed)?(?: on)?|initiated|given|received|administered|prescribed|bolus|loaded|"
                     r"was treated with|treated with|dose of)\s*$", re.I)
+_VACCINE_WORD = re.compile(r"[ \t]+(?:vaccine|vaccination|immunization|shot|booster)\b", re.I)
 _CLAUSE = re.compile(r"[.;](?=\s|$)|\n")
 _GIVEN_SECTIONS = {"hospital_course", "procedures"}
 _LISTED_SECTIONS = {"meds", "discharge_meds"}
@@ -236,11 +241,14 @@ def extract(text: str, gazetteer: Gazetteer, sections: list[Section] | None = No
     for hit in _merge(text, gazetteer.scan(text)):
         if hit.category == "ignore" or any(s <= hit.start < e for s, e in taken):
             continue
-        if any(e.value_span and e.value_span[0] <= hit.start < e.span[1] for e in entities):
-            continue  # inside the value/unit of the previous entity ("K/uL")
+        if any(e.value_span and e.name_span[1] <= hit.start < e.span[1] for e in entities):
+            continue  # inside the previous mention ("K/uL", "eGFR (CKD-EPI) 60")
         after_diagnosis = (previous is not None and previous.category == "condition"
                            and re.fullmatch(r"\s*\(\s*", text[previous.end:hit.start]) is not None)
         previous = hit
+        vaccine = _VACCINE_WORD.match(text, hit.end)
+        if vaccine and hit.category != "immunization":  # "influenza immunization", "hep B shot"
+            hit = Hit(hit.start, vaccine.end(), text[hit.start:vaccine.end()], "immunization", "", hit.source)
         section = section_at(sections, hit.start)
         if hit.category in ("lab", "vital"):
             found = _observation(text, hit, section)

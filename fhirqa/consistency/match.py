@@ -17,8 +17,10 @@ from typing import Any
 from fhirqa.agent.lexicon import Lexicon, normalize
 from fhirqa.agent.resolver import ConceptResolver, codes_by_item, components_by_panel, core_name, dice
 from fhirqa.consistency.model import Entity
+from fhirqa.consistency.terms import BRANDS
 
 DRUG_SIMILARITY = 0.78
+_BRANDS = {normalize(brand): generic for brand, generic in BRANDS.items()}
 NAME_FIELDS = {"observation": "name", "medication": "medication_name", "condition": "name", "procedure": "name",
                "immunization": "name"}
 
@@ -93,7 +95,7 @@ class ItemIndex:
         return Match(view, matched, resolution.how or "none", list(resolution.candidates))
 
     def _generic(self, name: str) -> str:
-        generic = self.lexicon.drug_generic(name)
+        generic = self.lexicon.drug_generic(name) or _BRANDS.get(normalize(name))
         return generic.lower() if generic else normalize(drug_words(name))
 
     def _drug(self, phrase: str) -> Match:

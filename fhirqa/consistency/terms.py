@@ -19,7 +19,11 @@ LABS: dict[str, str] = {
     "prealbumin": "", "CK-MB": "creatine kinase mb", "myoglobin": "", "hs-CRP": "c reactive protein",
     "free T3": "triiodothyronine", "T3": "triiodothyronine", "vitamin B12 level": "cobalamin", "B12 level": "cobalamin",
     "A/G ratio": "albumin globulin ratio", "GCS": "glasgow coma score", "MAP": "mean blood pressure",
-    "FiO2": "inhaled oxygen concentration",
+    "FiO2": "inhaled oxygen concentration", "zinc": "", "copper": "", "lead level": "lead", "ceruloplasmin": "",
+    "C3": "complement c3", "C4": "complement c4", "IgA": "", "IgG": "", "IgM": "", "IgE": "", "selenium": "",
+    "vitamin B1": "thiamine level", "RDW-SD": "erythrocyte distribution width", "RDW-CV": "erythrocyte distribution width",
+    "glycated Hb": "hemoglobin a1c", "glycosylated Hb": "hemoglobin a1c", "serum K": "potassium", "serum Na": "sodium",
+    "serum Cl": "chloride", "total CO2": "carbon dioxide", "BUN level": "urea nitrogen",
 }
 
 DRUGS: tuple[str, ...] = (
@@ -47,7 +51,8 @@ DRUGS: tuple[str, ...] = (
     "varenicline", "Chantix", "naltrexone", "acamprosate", "estradiol", "progesterone", "testosterone", "raloxifene",
     "denosumab", "zoledronic acid", "ibandronate", "risedronate", "methimazole", "propylthiouracil", "liothyronine",
     "desmopressin", "octreotide", "meclizine", "scopolamine", "glycopyrrolate", "bethanechol", "dicyclomine",
-    "mesalamine", "sulfasalazine", "azathioprine", "mycophenolate", "cyclosporine", "hydroxychloroquine",
+    "mesalamine", "sulfasalazine", "pregabalin", "tirzepatide", "evolocumab", "alirocumab", "solifenacin",
+    "dutasteride", "insulin degludec", "azathioprine", "mycophenolate", "cyclosporine", "hydroxychloroquine",
     "Plaquenil", "adalimumab", "Humira", "etanercept", "infliximab", "rituximab", "pembrolizumab", "tamoxifen",
     "anastrozole", "letrozole", "capecitabine", "fluorouracil", "gemcitabine", "carboplatin", "cyclophosphamide",
     "doxorubicin", "vincristine", "filgrastim", "iron sucrose", "diclofenac", "etodolac", "nabumetone", "indomethacin",
@@ -70,9 +75,11 @@ CONDITIONS: dict[str, str] = {
     "mitral regurgitation": "", "cardiomyopathy": "", "SVT": "supraventricular tachycardia", "bradycardia": "",
     "pericarditis": "", "endocarditis": "", "thrombocytopenia": "", "leukocytosis": "", "neutropenia": "",
     "lymphoma": "", "leukemia": "", "melanoma": "", "pneumothorax": "", "pleural effusion": "", "bronchiectasis": "",
-    "influenza": "", "abscess": "", "osteomyelitis": "", "back pain": "", "low back pain": "", "neck pain": "",
+    "abscess": "", "osteomyelitis": "", "back pain": "", "low back pain": "", "neck pain": "",
     "fibromyalgia": "", "carpal tunnel syndrome": "", "plantar fasciitis": "", "tendinitis": "", "bursitis": "",
-    "malnutrition": "", "alcohol use disorder": "", "T1DM": "diabetes mellitus type 1",
+    "malnutrition": "", "alcohol use disorder": "", "T1DM": "diabetes mellitus type 1", "Bell's palsy": "",
+    "restless legs syndrome": "", "RLS": "restless legs syndrome", "thyroid disease": "thyroid", "kidney disease": "kidney",
+    "arthritis": "", "iron deficiency": "", "borderline DM": "prediabetes", "impaired fasting glucose": "prediabetes",
 }
 
 PROCEDURES: dict[str, str] = {
@@ -86,4 +93,30 @@ PROCEDURES: dict[str, str] = {
     "vasectomy": "", "cataract surgery": "", "I&D": "incision and drainage", "incision and drainage": "",
     "debridement": "", "cast": "", "physical therapy": "", "occupational therapy": "", "Foley": "urinary catheter",
     "NG tube": "nasogastric tube", "pacemaker": "", "angiogram": "", "tonsillectomy": "", "hearing exam": "",
+    "PET scan": "positron emission tomography", "PET": "positron emission tomography", "Doppler": "doppler",
+    "nerve conduction study": "nerve conduction", "NCS": "nerve conduction", "cystoscopy": "", "skin biopsy": "biopsy",
+    "mammogram": "mammography", "x-ray films": "x-ray", "films": "x-ray",
+}
+
+# Brand names → generic (the lexicon knows the commonest; these are more)
+BRANDS: dict[str, str] = {
+    "Farxiga": "dapagliflozin", "Invokana": "canagliflozin", "Trulicity": "dulaglutide", "Victoza": "liraglutide",
+    "Byetta": "exenatide", "Mounjaro": "tirzepatide", "Tresiba": "insulin degludec", "Amaryl": "glimepiride",
+    "Actos": "pioglitazone", "Tradjenta": "linagliptin", "Repatha": "evolocumab", "Praluent": "alirocumab",
+    "Zetia": "ezetimibe", "Tricor": "fenofibrate", "Valtrex": "valacyclovir", "Zovirax": "acyclovir",
+    "Diflucan": "fluconazole", "Omnicef": "cefdinir", "Cymbalta": "duloxetine", "Effexor": "venlafaxine",
+    "Lyrica": "pregabalin", "Seroquel": "quetiapine", "Abilify": "aripiprazole", "Risperdal": "risperidone",
+    "Zyprexa": "olanzapine", "Lamictal": "lamotrigine", "Depakote": "divalproex", "Topamax": "topiramate",
+    "Adderall": "amphetamine", "Ritalin": "methylphenidate", "Suboxone": "buprenorphine", "Ambien": "zolpidem",
+    "Viagra": "sildenafil", "Cialis": "tadalafil", "Symbicort": "budesonide/formoterol", "Imdur": "isosorbide mononitrate",
+    "Ranexa": "ranolazine", "Entresto": "sacubitril/valsartan", "Uloric": "febuxostat", "Colcrys": "colchicine",
+    "Carafate": "sucralfate", "Reglan": "metoclopramide", "Colace": "docusate", "MiraLAX": "polyethylene glycol",
+    "Imodium": "loperamide", "Flexeril": "cyclobenzaprine", "Robaxin": "methocarbamol", "Zanaflex": "tizanidine",
+    "Boniva": "ibandronate", "Prolia": "denosumab", "Evista": "raloxifene", "Premarin": "conjugated estrogens",
+    "Estrace": "estradiol", "Detrol": "tolterodine", "Ditropan": "oxybutynin", "Vesicare": "solifenacin",
+    "Avodart": "dutasteride", "Requip": "ropinirole", "Mirapex": "pramipexole", "Imitrex": "sumatriptan",
+    "Maxalt": "rizatriptan", "Chantix": "varenicline", "Antabuse": "disulfiram", "Campral": "acamprosate",
+    "Vivitrol": "naltrexone", "Tamiflu": "oseltamivir", "Narcan": "naloxone", "Plaquenil": "hydroxychloroquine",
+    "Humira": "adalimumab", "Enbrel": "etanercept", "Remicade": "infliximab", "Sinemet": "carbidopa/levodopa",
+    "Effient": "prasugrel", "Levophed": "norepinephrine", "Bactrim DS": "trimethoprim/sulfamethoxazole",
 }

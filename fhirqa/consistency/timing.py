@@ -30,17 +30,20 @@ _NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p, re.I)) for kind, p in (
     ("iso", r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?:[T ](?P<h>\d{1,2}):(?P<mi>\d{2})(?::\d{2})?)?\b"),
     ("us", r"(?<![\d/.])(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4}|\d{2})(?![\d/])(?:,?\s+(?P<h>\d{1,2}):?(?P<mi>\d{2})\b)?"),
+    ("usdash", r"(?<![\d-])(?P<m>\d{1,2})-(?P<d>\d{1,2})-(?P<y>\d{4})(?![\d-])"),
     ("mdy", rf"\b(?P<mon>{_MONTH})\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})\b"),
     ("dmy", rf"\b(?P<d>\d{{1,2}})\s+(?P<mon>{_MONTH})\s+(?P<y>\d{{4}})\b"),
     ("md", r"(?:(?<=\bon )|(?<=\())(?P<m>\d{1,2})/(?P<d>\d{1,2})(?=\)|[\s,.;]|$)"),
     ("my", rf"\b(?P<mon>{_MONTH})\s+(?P<y>\d{{4}})\b"),
     ("year", r"(?:(?<=\bin )|(?<=\()|(?<=\bdx )|(?<=\bsince ))(?P<y>(?:19|20)\d{2})\b"),
     ("clock", r"(?<![\d/:.])(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?(?![\d/:])"),
-    ("hhmm", r"(?:(?<=\bat )|(?<=@ )|(?<=@)|(?<=\()|(?<=^)|(?<=\n))(?P<h>[01]\d|2[0-3])(?P<mi>[0-5]\d)(?=[\s).,;]|$)(?!\s*(?:mg|mcg|g|ml|units?)\b)"),
+    ("hhmm", r"(?:(?<=\bat )|(?<=@ )|(?<=@)|(?<=\()|(?<=^)|(?<=\n))(?P<h>[01]\d|2[0-3])(?P<mi>[0-5]\d)"
+             r"(?:\s?(?:h|hrs?|hours)\b)?(?=[\s).,;]|$)(?!\s*(?:mg|mcg|g|ml|units?)\b)"),
     ("hour", r"\b(?:at|@|around|about)\s+(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\.?\b"),
-    ("hd", r"\b(?:HD|hospital day|hosp day)\s*#?\s*(?P<n>\d{1,2})\b"),
-    ("today", r"\b(?:today|this (?:morning|am|afternoon|evening)|tonight|this visit)\b"),
-    ("yesterday", r"\b(?:yesterday|last night)\b"),
+    ("hd", r"\b(?:HD|hospital day|hosp day)\s*#?\s*(?P<n>\d{1,2})\b|\bday\s*#?\s*(?P<n2>\d{1,2}) of (?:the |this )?"
+           r"(?:admission|hospitali[sz]ation|stay)\b"),
+    ("today", r"\b(?:today|this (?:morning|am|afternoon|evening)|tonight|this visit|earlier today)\b|\btoday's\b"),
+    ("yesterday", r"\b(?:yesterday|last night|the day (?:prior|before))\b"),
     ("overnight", r"\bovernight\b"),
     ("admission", r"\b(?:on|at|upon|since)\s+(?:admission|arrival|presentation)\b|\badmi(?:ssion|tting)\s+labs\b"),
     ("discharge", r"\b(?:on|at|upon)\s+discharge\b|\bday of discharge\b|\bdischarge labs\b"),
@@ -77,7 +80,7 @@ def _resolve(kind: str, m: re.Match[str], ctx: NoteContext) -> tuple[str, tuple[
     note_day = ctx.note_time.astimezone(tz).date()
     g = m.groupdict()
     try:
-        if kind in ("iso", "us", "mdy", "dmy", "md"):
+        if kind in ("iso", "us", "usdash", "mdy", "dmy", "md"):
             month = int(g["m"]) if g.get("m") else _MONTHS[g["mon"].lower().rstrip(".")[:3]]
             year = _year(g["y"]) if g.get("y") else note_day.year
             day = date(year, month, int(g["d"]))
@@ -105,7 +108,7 @@ def _resolve(kind: str, m: re.Match[str], ctx: NoteContext) -> tuple[str, tuple[
             return "explicit", (moment - slack, moment + slack)
         if kind == "hd":
             admitted = (ctx.admission or ctx.note_time).astimezone(tz).date()
-            return "narrative", _day(admitted + (int(g["n"]) - 1) * DAY, tz)
+            return "narrative", _day(admitted + (int(g["n"] or g["n2"]) - 1) * DAY, tz)
         if kind == "today":
             return "narrative", _day(note_day, tz)
         if kind == "yesterday":

@@ -26,7 +26,8 @@ SHORTHAND: dict[str, tuple[str, str]] = {
     "microalbumin/Cr ratio": ("lab", "microalbumin creatinine ratio"),
     "urine microalbumin/Cr ratio": ("lab", "microalbumin creatinine ratio"),
     "microalbumin/creatinine ratio": ("lab", "microalbumin creatinine ratio"),
-    "Plt ct": ("lab", "platelets"), "WBC count": ("lab", "leukocytes"),
+    "Plt ct": ("lab", "platelets"), "WBC count": ("lab", "leukocytes"), "LDL chol": ("lab", "ldl cholesterol"),
+    "HDL chol": ("lab", "hdl cholesterol"), "LDL-chol": ("lab", "ldl cholesterol"), "HDL-chol": ("lab", "hdl cholesterol"),
     "XR": ("procedure", "x-ray"), "x-ray": ("procedure", "x-ray"), "radiograph": ("procedure", "x-ray"),
     "CXR": ("procedure", "chest x-ray"), "sutured": ("procedure", "suture open wound"),
     "suture": ("procedure", "suture open wound"), "laceration repaired": ("procedure", "suture open wound"),
@@ -113,7 +114,8 @@ class Gazetteer:
 
     def scan(self, text: str) -> list[Hit]:
         """Known names in ``text``, longest first, not overlapping."""
-        tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)
+                  if not (m.group(0) in ("s", "S") and m.start() > 0 and text[m.start() - 1] in "'’")]
         norm = [normalize(text[s:e]) or text[s:e].lower() for s, e in tokens]
         hits: list[Hit] = []
         i = 0
@@ -171,6 +173,9 @@ def base_gazetteer(lexicon_folder: str | None = None) -> Gazetteer:
             g.add(alias, Term(category, search, _case_rule(alias, listed), "dictionary"))
     for alias in terms.DRUGS:
         g.add(alias, Term("medication", "", _case_rule(alias, listed), "dictionary"))
+    for brand, generic in terms.BRANDS.items():
+        g.add(brand, Term("medication", "", _case_rule(brand, listed), "dictionary"))
+        g.add(generic, Term("medication", "", frozenset(), "dictionary"))
     for entry in lex.data["abbreviations"]["entries"]:
         if entry["term"] in _SKIP_TERMS:
             continue
