@@ -35,7 +35,8 @@ def _tool_message(call: ToolCall, result: dict[str, Any]) -> Message:
     return Message("tool", orjson.dumps(result, default=str).decode(), tool_call_id=call.id, name=call.name)
 
 
-KEEP_FULL_RESULTS = 2  # the latest tool results stay whole; older ones shrink to their summary
+KEEP_FULL_RESULTS = 2  # the latest tool results keep LATEST_ROWS rows; older ones shrink to their summary
+LATEST_ROWS = 8  # rows of a preview a model sees at once (counts and handles always cover them all)
 _BULKY = ("preview", "rows", "values", "groups", "patients", "nearest_before", "nearest_after")
 
 
@@ -49,15 +50,22 @@ def compact(messages: list[Message]) -> list[Message]:
     old = set(tool_positions[:-KEEP_FULL_RESULTS])
     out = []
     for index, message in enumerate(messages):
-        if index in old:
+        if message.role == "tool":
             data = orjson.loads(message.content)
+            keep = 2 if index in old else LATEST_ROWS
+            changed = False
             for key in _BULKY:
-                if isinstance(data.get(key), list) and len(data[key]) > 2:
-                    data[key] = data[key][:2] + [f"… {len(data[key]) - 2} more (shown earlier)"]
-                elif isinstance(data.get(key), dict):
+                if isinstance(data.get(key), list) and len(data[key]) > keep:
+                    left = len(data[key]) - keep
+                    note = "shown earlier" if index in old else "not shown; narrow the set with a filter to see them"
+                    data[key] = data[key][:keep] + [f"… {left} more ({note})"]
+                    changed = True
+                elif isinstance(data.get(key), dict) and index in old:
                     data[key] = "(shown earlier)"
-            message = Message("tool", orjson.dumps(data, default=str).decode(), tool_call_id=message.tool_call_id,
-                              name=message.name)
+                    changed = True
+            if changed:
+                message = Message("tool", orjson.dumps(data, default=str).decode(), tool_call_id=message.tool_call_id,
+                                  name=message.name)
         out.append(message)
     return out
 

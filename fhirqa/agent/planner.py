@@ -124,7 +124,7 @@ _SELF_EXPLANATORY = frozenset({"records", "view", "item", "index", "mode", "op",
                                "status", "unit", "a", "b", "field"})
 
 
-ALWAYS_OFFERED = ("get_resources", "filter_by_date", "filter_by_value", "get_by_index", "final_answer")
+ALWAYS_OFFERED = ("get_resources", "filter_by_date", "get_by_index", "final_answer")
 
 
 def tools_for(skills: list[Any], specs: list[dict[str, Any]], backend_name: str) -> list[dict[str, Any]]:
