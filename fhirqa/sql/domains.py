@@ -6,7 +6,8 @@ its tables read as the canonical views (``observation``, ``medication``, ``condi
 
 ``tbl`` (source table) · ``row_id`` (its row key) · ``name`` · ``code`` · ``source_code`` · ``value`` ·
 ``value_text`` · ``unit`` · ``time`` · ``end_time`` · ``kind`` · ``status`` · ``class_code`` · ``alt_class`` ·
-``sig`` · ``quantity`` · ``days_supply`` · ``dose`` · ``dose_unit`` · ``value_col`` · ``time_col`` · ``name_col``
+``sig`` · ``quantity`` · ``days_supply`` · ``dose`` · ``dose_unit`` · ``category`` · ``parent_name`` (a panel's
+components) · ``value_col`` · ``time_col`` · ``name_col`` (the source columns, for evidence)
 
 OMOP CDM: ``measurement`` + ``observation``; ``drug_exposure`` (vaccines, CVX, apart); ``condition_occurrence``;
 ``procedure_occurrence``; ``visit_occurrence``; names from ``concept``. MIMIC-III: ``labevents``/``d_labitems`` +
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 from fhirqa.sql.schema import Schema, builtin
 
 COLUMNS = ("tbl", "row_id", "name", "code", "source_code", "value", "value_text", "unit", "time", "end_time", "kind",
-           "status", "class_code", "alt_class", "sig", "quantity", "days_supply", "dose", "dose_unit", "value_col",
-           "time_col", "name_col")
+           "status", "class_code", "alt_class", "sig", "quantity", "days_supply", "dose", "dose_unit", "category",
+           "parent_name", "value_col", "time_col", "name_col")
 _NUMERIC = {"row_id", "value", "quantity", "days_supply", "dose"}
 _TIMES = {"time", "end_time"}
 VIEWS = ("observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy")
@@ -105,7 +106,7 @@ class Branch:
             expr = values.get(column, "NULL")
             if column in _TIMES and expr != "NULL":
                 expr = self.d.ts(expr)
-            elif column in ("code", "source_code", "name", "value_text") and expr != "NULL":
+            elif column in ("code", "source_code", "name", "value_text", "parent_name") and expr != "NULL":
                 expr = self.d.text(expr)
             parts.append(f"{expr if expr != 'NULL' else self.d.null(column)} AS {column}")
         where = f" WHERE {' AND '.join(self.where)}" if self.where else ""
@@ -121,13 +122,30 @@ def _concept(b: Branch, column: str, alias: str) -> str:
 
 
 def _omop_named(b: Branch, prefix: str, source_value: str) -> None:
-    """name / code / source_code of an OMOP event from its concept, source concept and source value."""
+    """name / code / source_code of an OMOP event: the source concept's name (the record's own words), else the
+    standard concept's, else the source value."""
     c = _concept(b, f"{prefix}_concept_id", "c")
     s = _concept(b, f"{prefix}_source_concept_id", "sc")
-    b.values["name"] = b.first(f"{c}.concept_name" if c else "NULL", f"{s}.concept_name" if s else "NULL", b.col(source_value))
+    b.values["name"] = b.first(f"{s}.concept_name" if s else "NULL", f"{c}.concept_name" if c else "NULL", b.col(source_value))
     b.values["code"] = b.first(f"{c}.concept_code" if c else "NULL", f"{s}.concept_code" if s else "NULL")
     b.values["source_code"] = b.col(source_value)
     b.values["name_col"] = b.lit(f"{b.table}.{prefix}_concept_id")
+
+
+_CLASS_CATEGORY = ("CASE {c}.concept_class_id WHEN 'Lab Test' THEN 'laboratory' WHEN 'Survey' THEN 'survey' "
+                   "WHEN 'Social History' THEN 'social-history' WHEN 'Clinical Observation' THEN 'vital-signs' END")
+
+
+def _panel(b: Branch) -> str:
+    """A measurement's panel name: the observation row its measurement_event_id points at (OMOP 5.4)."""
+    event, field = b.col("measurement_event_id"), b.col("meas_event_field_concept_id")
+    if event == "NULL" or field == "NULL" or "observation" not in b.schema.tables or "concept" not in b.schema.tables:
+        return "NULL"
+    b.join("concept", "fc", f"fc.concept_id = {field} AND {field} <> 0")
+    b.join("observation", "po", f"po.observation_id = {event} AND fc.concept_name = 'observation.observation_id'")
+    b.join("concept", "pc", "pc.concept_id = po.observation_concept_id AND po.observation_concept_id <> 0")
+    b.join("concept", "psc", "psc.concept_id = po.observation_source_concept_id AND po.observation_source_concept_id <> 0")
+    return "coalesce(psc.concept_name, pc.concept_name, po.observation_source_value)"
 
 
 def _vaccine(b: Branch) -> str:
@@ -146,7 +164,9 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         b.values.update(value=b.col("value_as_number"), unit=b.first(b.col("unit_source_value"), f"{u}.concept_name" if u else "NULL"),
                         value_text=b.first(f"{v}.concept_name" if v else "NULL", b.col("value_source_value")),
                         time=b.first(b.col("measurement_datetime"), b.col("measurement_date")),
-                        value_col=b.lit("measurement.value_as_number"), time_col=b.lit("measurement.measurement_datetime"))
+                        value_col=b.lit("measurement.value_as_number"), time_col=b.lit("measurement.measurement_datetime"),
+                        category=_CLASS_CATEGORY.format(c="c") if any(" AS c " in j for j in b.joins) else "NULL")
+        b.values["parent_name"] = _panel(b)
         out.append(b)
     if view in ("observation", "allergy") and "observation" in t:
         b = Branch(schema, d, "observation", "o")
@@ -156,7 +176,8 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         b.values.update(value=b.col("value_as_number"), unit=b.first(b.col("unit_source_value"), f"{u}.concept_name" if u else "NULL"),
                         value_text=b.first(b.col("value_as_string"), f"{v}.concept_name" if v else "NULL", b.col("value_source_value")),
                         time=b.first(b.col("observation_datetime"), b.col("observation_date")),
-                        value_col=b.lit("observation.value_as_number"), time_col=b.lit("observation.observation_datetime"))
+                        value_col=b.lit("observation.value_as_number"), time_col=b.lit("observation.observation_datetime"),
+                        category=_CLASS_CATEGORY.format(c="c") if any(" AS c " in j for j in b.joins) else "NULL")
         allergy = [f"{b.col('qualifier_source_value')} = 'allergy'"] if b.col("qualifier_source_value") != "NULL" else []
         if any(" AS c " in j for j in b.joins):
             allergy.append("lower(c.concept_name) LIKE 'allergy to%'")
@@ -166,13 +187,19 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
     if view in ("medication", "immunization") and "drug_exposure" in t:
         b = Branch(schema, d, "drug_exposure", "x")
         _omop_named(b, "drug", "drug_source_value")
-        admin = ", ".join(str(i) for i in builtin("omop_cdm")["administration_types"])
-        kind = f"CASE WHEN {b.col('drug_type_concept_id')} IN ({admin}) THEN 'administration' ELSE 'request' END"
+        spec = builtin("omop_cdm")
+        kinds = " ".join(f"WHEN {b.col('drug_type_concept_id')} IN ({', '.join(str(i) for i in spec[key + '_types'])}) "
+                         f"THEN '{kind}'" for key, kind in (("administration", "administration"), ("dispensing", "dispense"),
+                                                            ("statement", "statement")))
+        kind = f"CASE {kinds} ELSE 'request' END" if b.col("drug_type_concept_id") != "NULL" else "'request'"
         b.values.update(time=b.first(b.col("drug_exposure_start_datetime"), b.col("drug_exposure_start_date")),
                         end_time=b.first(b.col("drug_exposure_end_datetime"), b.col("drug_exposure_end_date")),
-                        kind=kind if b.col("drug_type_concept_id") != "NULL" else "'request'", status=b.col("stop_reason"),
+                        kind=kind, status=b.col("stop_reason"),
+                        dose=f"CASE WHEN {kind} = 'administration' THEN {b.col('quantity')} END" if b.col("quantity") != "NULL" else "NULL",
                         sig=b.col("sig"), quantity=b.col("quantity"), days_supply=b.col("days_supply"),
-                        dose_unit=b.col("dose_unit_source_value"), value_col=b.lit("drug_exposure.drug_concept_id"),
+                        dose_unit=b.col("dose_unit_source_value"),
+                        value_col=f"CASE WHEN {kind} = 'administration' THEN 'drug_exposure.quantity' "
+                                  "ELSE 'drug_exposure.drug_concept_id' END",
                         time_col=b.lit("drug_exposure.drug_exposure_start_datetime"))
         b.where.append(_vaccine(b) if view == "immunization" else f"NOT coalesce({_vaccine(b)}, 1 = 0)")
         out.append(b)
@@ -228,7 +255,8 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
                             code=b.col("loinc_code", "di", items) if joined else "NULL", source_code=b.col("itemid"),
                             value=b.col("valuenum"), value_text=b.col("value"), unit=b.col("valueuom"), time=b.col("charttime"),
                             value_col=b.lit(f"{table}.valuenum"), time_col=b.lit(f"{table}.charttime"),
-                            name_col=b.lit(f"{table}.itemid"))
+                            name_col=b.lit(f"{table}.itemid"),
+                            category="'laboratory'" if table == "labevents" else "'vital-signs'")
             if b.col("error") != "NULL":
                 b.where.append(f"coalesce({b.col('error')}, 0) <> 1")
             out.append(b)

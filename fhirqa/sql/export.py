@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fhirqa.errors import FhirqaError
-from fhirqa.sql.export_tables import CODES, STANDARD_CONCEPTS, TABLES, vocab
+from fhirqa.sql.export_tables import CODES, OBSERVATION_ROWS, STANDARD_CONCEPTS, TABLES, vocab
+
+BASE_ID = 2_000_000_000  # the CDM reserves concept ids above two billion for local concepts
 from fhirqa.store import Store
 
 FORMATS = ("duckdb", "csv")
@@ -41,7 +43,7 @@ class ExportReport:
 
 
 def _helpers(con: object) -> None:
-    """x_person, x_visit and x_concept: the id maps every table query joins."""
+    """The id maps every table query joins: persons, visits, concepts (standard and source), observation rows, panels."""
     run = con.execute  # type: ignore[attr-defined]
     run("CREATE TEMP TABLE x_person AS SELECT patient_id, row_number() OVER (ORDER BY patient_id) AS person_id "
         "FROM (SELECT DISTINCT patient_id FROM patient WHERE patient_id IS NOT NULL)")
@@ -50,18 +52,33 @@ def _helpers(con: object) -> None:
     codes = CODES.format(obs_vocab=vocab("code_system"), cond_vocab=vocab("code_system"), proc_vocab=vocab("code_system"),
                          med_vocab=vocab("medication_system"), imm_vocab=vocab("code_system"),
                          all_vocab=vocab("code_system"), enc_vocab=vocab("type_system"))
+    run(f"CREATE TEMP TABLE x_codes AS SELECT domain, class, vocabulary, code, name, count(*) AS n FROM ({codes}) "
+        "WHERE code IS NOT NULL GROUP BY ALL")
+    columns = ("CAST(NULL AS VARCHAR) AS standard_concept, code AS concept_code, DATE '1970-01-01' AS valid_start_date, "
+               "DATE '2099-12-31' AS valid_end_date, CAST(NULL AS VARCHAR) AS invalid_reason")
+    # One standard concept per (vocabulary, code), named as the records name it most often.
     run(f"""CREATE TEMP TABLE x_concept AS
-        WITH codes AS ({codes}),
-        named AS (SELECT vocabulary, code, name, count(*) AS n, min(domain) AS domain FROM codes GROUP BY ALL),
+        WITH named AS (SELECT vocabulary, code, name, sum(n) AS n, min(domain) AS domain, min(class) AS class
+                       FROM x_codes GROUP BY ALL),
         ranked AS (SELECT *, row_number() OVER (PARTITION BY vocabulary, code ORDER BY n DESC, name) AS rk FROM named)
-        SELECT CAST(2000000000 + row_number() OVER (ORDER BY vocabulary, code) AS BIGINT) AS concept_id,
-               name AS concept_name, domain AS domain_id, vocabulary AS vocabulary_id, domain AS concept_class_id,
-               CAST(NULL AS VARCHAR) AS standard_concept, code AS concept_code, DATE '1970-01-01' AS valid_start_date,
-               DATE '2099-12-31' AS valid_end_date, CAST(NULL AS VARCHAR) AS invalid_reason
+        SELECT CAST({BASE_ID} + row_number() OVER (ORDER BY vocabulary, code) AS BIGINT) AS concept_id,
+               name AS concept_name, domain AS domain_id, vocabulary AS vocabulary_id, class AS concept_class_id, {columns}
         FROM ranked WHERE rk = 1""")
+    # A source concept for every other name a record gives the same code (answers keep the record's own words).
+    run(f"""CREATE TEMP TABLE x_source AS
+        SELECT CAST((SELECT max(concept_id) FROM x_concept) + row_number() OVER (ORDER BY vocabulary, code, name) AS BIGINT)
+                   AS concept_id, name AS concept_name, min(domain) AS domain_id, vocabulary AS vocabulary_id,
+               min(class) AS concept_class_id, {columns}
+        FROM x_codes AS q
+        WHERE NOT EXISTS (SELECT 1 FROM x_concept AS c WHERE c.vocabulary_id = q.vocabulary AND c.concept_code = q.code
+                          AND c.concept_name = q.name)
+        GROUP BY vocabulary, code, name""")
     values = ", ".join(f"({cid}, '{name}', '{domain}', '{vocabulary}', '{cls}', 'S', '{code}', DATE '1970-01-01', "
                        f"DATE '2099-12-31', NULL)" for cid, name, domain, vocabulary, cls, code in STANDARD_CONCEPTS)
     run(f"INSERT INTO x_concept VALUES {values}")
+    run(f"CREATE TEMP TABLE x_obs AS {OBSERVATION_ROWS}")
+    run("CREATE TEMP TABLE x_panel AS SELECT ref, min(observation_id) AS observation_id FROM x_obs "
+        "WHERE NOT is_component AND qualifier IS NULL GROUP BY ref")
 
 
 def _quote(path: Path) -> str:
@@ -85,7 +102,7 @@ def export_omop(db: str | Path, out: str | Path, fmt: str = "duckdb") -> ExportR
         tables = {"cdm_source": "SELECT 'fhirqa export' AS cdm_source_name, 'fhirqa' AS cdm_source_abbreviation, "
                                 "'fhirqa' AS cdm_holder, 'canonical FHIR views exported to OMOP CDM' AS source_description, "
                                 "'5.4' AS cdm_version, current_date AS cdm_release_date",
-                  "concept": "SELECT * FROM x_concept", **TABLES}
+                  "concept": "SELECT * FROM x_concept UNION ALL SELECT * FROM x_source", **TABLES}
         if fmt == "duckdb":
             con.execute(f"ATTACH {_quote(partial)} AS omop")
             for name, sql in tables.items():

@@ -31,15 +31,18 @@ VOCABULARY = """CASE
 # (domain, vocabulary expression, code, name) of every coded thing the views hold.
 CODES = """
 SELECT CASE WHEN value IS NOT NULL THEN 'Measurement' ELSE 'Observation' END AS domain,
+       CASE lower(coalesce(category, '')) WHEN 'laboratory' THEN 'Lab Test' WHEN 'survey' THEN 'Survey'
+           WHEN 'social-history' THEN 'Social History' ELSE 'Clinical Observation' END AS class,
        {obs_vocab} AS vocabulary, coalesce(code, name) AS code, name FROM observation WHERE name IS NOT NULL
-UNION ALL SELECT 'Condition', {cond_vocab}, coalesce(code, name), name FROM condition WHERE name IS NOT NULL
-UNION ALL SELECT 'Procedure', {proc_vocab}, coalesce(code, name), name FROM procedure WHERE name IS NOT NULL
-UNION ALL SELECT 'Drug', {med_vocab}, coalesce(medication_code, medication_name), medication_name FROM medication
+UNION ALL SELECT 'Condition', 'Clinical Finding', {cond_vocab}, coalesce(code, name), name FROM condition WHERE name IS NOT NULL
+UNION ALL SELECT 'Procedure', 'Procedure', {proc_vocab}, coalesce(code, name), name FROM procedure WHERE name IS NOT NULL
+UNION ALL SELECT 'Drug', 'Clinical Drug', {med_vocab}, coalesce(medication_code, medication_name), medication_name FROM medication
     WHERE medication_name IS NOT NULL
-UNION ALL SELECT 'Drug', {imm_vocab}, coalesce(code, name), name FROM immunization WHERE name IS NOT NULL
-UNION ALL SELECT 'Observation', {all_vocab}, coalesce(code, name), name FROM allergy WHERE name IS NOT NULL
-UNION ALL SELECT 'Visit', {enc_vocab}, coalesce(type_code, type_name), type_name FROM encounter WHERE type_name IS NOT NULL
-UNION ALL SELECT 'Unit', 'UCUM', unit, unit FROM observation WHERE unit IS NOT NULL
+UNION ALL SELECT 'Drug', 'CVX', {imm_vocab}, coalesce(code, name), name FROM immunization WHERE name IS NOT NULL
+UNION ALL SELECT 'Observation', 'Substance', {all_vocab}, coalesce(code, name), name FROM allergy WHERE name IS NOT NULL
+UNION ALL SELECT 'Visit', 'Visit', {enc_vocab}, coalesce(type_code, type_name), type_name FROM encounter WHERE type_name IS NOT NULL
+UNION ALL SELECT 'Unit', 'Unit', 'UCUM', unit, unit FROM observation WHERE unit IS NOT NULL
+UNION ALL SELECT 'Note', 'Note Type', 'LOINC', note_type_code, note_type FROM note WHERE note_type_code IS NOT NULL
 """
 
 STANDARD_CONCEPTS = [  # (concept_id, name, domain, vocabulary, class, code)
@@ -58,11 +61,25 @@ STANDARD_CONCEPTS = [  # (concept_id, name, domain, vocabulary, class, code)
     (32825, "EHR dispensing record", "Type Concept", "Type Concept", "Type Concept", "OMOP4976898"),
     (32838, "EHR prescription", "Type Concept", "Type Concept", "Type Concept", "OMOP4976911"),
     (32865, "Patient self-report", "Type Concept", "Type Concept", "Type Concept", "OMOP4976938"),
+    (2100000001, "observation.observation_id", "Metadata", "CDM", "Field", "observation.observation_id"),
 ]
 
 VISIT_CONCEPT = """CASE upper(e.class_code) WHEN 'IMP' THEN 9201 WHEN 'ACUTE' THEN 9201 WHEN 'NONAC' THEN 9201
     WHEN 'AMB' THEN 9202 WHEN 'SS' THEN 9202 WHEN 'EMER' THEN 9203 WHEN 'VR' THEN 5083 WHEN 'HH' THEN 581476
     WHEN 'OBSENC' THEN 581385 ELSE 0 END"""
+
+FIELD_CONCEPT_ID = 2100000001  # local concept "observation.observation_id" (CDM field), see STANDARD_CONCEPTS
+
+# Rows of the OMOP observation table: observation rows without a number (text answers, panels) and allergies.
+OBSERVATION_ROWS = """
+SELECT row_number() OVER (ORDER BY patient_id, time, ref, code) AS observation_id, * FROM (
+SELECT o.patient_id, o.ref, o.code, o.code_system, o.name, o.time, o.value_string AS value_as_string, o.unit,
+       CAST(NULL AS VARCHAR) AS qualifier, o.value_code, o.encounter_ref, o.is_component
+FROM observation AS o WHERE o.value IS NULL AND coalesce(o.status, '') <> 'entered-in-error'
+UNION ALL
+SELECT a.patient_id, a.ref, a.code, a.code_system, a.name, coalesce(a.recorded_time, a.onset_time), a.reaction, NULL, 'allergy',
+       a.criticality, a.encounter_ref, false
+FROM allergy AS a)"""
 
 UTC = "CAST(({t}) AT TIME ZONE 'UTC' AS TIMESTAMP)"
 
@@ -72,9 +89,11 @@ def utc(expr: str) -> str:
     return UTC.format(t=expr)
 
 
-def concept(alias: str, vocab: str, code: str) -> str:
-    """LEFT JOIN x_concept for a (vocabulary, code) pair."""
-    return f"LEFT JOIN x_concept AS {alias} ON {alias}.vocabulary_id = {vocab} AND {alias}.concept_code = {code}"
+def concept(alias: str, vocab: str, code: str, name: str = "NULL") -> str:
+    """LEFT JOIN the standard concept (``alias``) of a (vocabulary, code) pair, and (``s``) its source concept when the
+    record names it differently from the standard concept's name."""
+    return (f"LEFT JOIN x_concept AS {alias} ON {alias}.vocabulary_id = {vocab} AND {alias}.concept_code = {code} "
+            f"LEFT JOIN x_source AS s ON s.vocabulary_id = {vocab} AND s.concept_code = {code} AND s.concept_name = {name}")
 
 
 def vocab(system: str) -> str:
@@ -107,36 +126,36 @@ SELECT v.visit_occurrence_id, x.person_id, {visit} AS visit_concept_id,
        CAST({start} AS DATE) AS visit_start_date, {start} AS visit_start_datetime,
        CAST({end} AS DATE) AS visit_end_date, {end} AS visit_end_datetime, 32817 AS visit_type_concept_id,
        CAST(NULL AS BIGINT) AS provider_id, CAST(NULL AS BIGINT) AS care_site_id, e.type_code AS visit_source_value,
-       coalesce(c.concept_id, 0) AS visit_source_concept_id, 0 AS admitted_from_concept_id,
+       coalesce(s.concept_id, c.concept_id, 0) AS visit_source_concept_id, 0 AS admitted_from_concept_id,
        CAST(NULL AS VARCHAR) AS admitted_from_source_value, 0 AS discharged_to_concept_id,
        e.discharge_disposition AS discharged_to_source_value, CAST(NULL AS BIGINT) AS preceding_visit_occurrence_id
 FROM encounter AS e JOIN x_person AS x USING (patient_id) JOIN x_visit AS v ON v.ref = e.ref
 {concept}""".replace("{visit}", VISIT_CONCEPT).replace("{start}", utc("e.start_time")).replace("{end}", utc("e.end_time"))
-        .replace("{concept}", concept("c", vocab("e.type_system"), "coalesce(e.type_code, e.type_name)")),
+        .replace("{concept}", concept("c", vocab("e.type_system"), "coalesce(e.type_code, e.type_name)", "e.type_name")),
     "condition_occurrence": """
 SELECT row_number() OVER (ORDER BY x.person_id, o.onset_time, o.ref) AS condition_occurrence_id, x.person_id,
        coalesce(c.concept_id, 0) AS condition_concept_id, CAST({start} AS DATE) AS condition_start_date,
        {start} AS condition_start_datetime, CAST({end} AS DATE) AS condition_end_date, {end} AS condition_end_datetime,
        32817 AS condition_type_concept_id, 0 AS condition_status_concept_id, CAST(NULL AS VARCHAR) AS stop_reason,
        CAST(NULL AS BIGINT) AS provider_id, v.visit_occurrence_id, CAST(NULL AS BIGINT) AS visit_detail_id,
-       o.code AS condition_source_value, coalesce(c.concept_id, 0) AS condition_source_concept_id,
+       o.code AS condition_source_value, coalesce(s.concept_id, c.concept_id, 0) AS condition_source_concept_id,
        o.clinical_status AS condition_status_source_value
 FROM condition AS o JOIN x_person AS x USING (patient_id) LEFT JOIN x_visit AS v ON v.ref = o.encounter_ref
 {concept}
 WHERE coalesce(o.verification_status, '') <> 'entered-in-error'""".replace("{start}", utc("o.onset_time"))
-        .replace("{end}", utc("o.abatement_time")).replace("{concept}", concept("c", vocab("o.code_system"), "coalesce(o.code, o.name)")),
+        .replace("{end}", utc("o.abatement_time")).replace("{concept}", concept("c", vocab("o.code_system"), "coalesce(o.code, o.name)", "o.name")),
     "procedure_occurrence": """
 SELECT row_number() OVER (ORDER BY x.person_id, o.start_time, o.ref) AS procedure_occurrence_id, x.person_id,
        coalesce(c.concept_id, 0) AS procedure_concept_id, CAST({start} AS DATE) AS procedure_date,
        {start} AS procedure_datetime, CAST({end} AS DATE) AS procedure_end_date, {end} AS procedure_end_datetime,
        32817 AS procedure_type_concept_id, 0 AS modifier_concept_id, CAST(NULL AS BIGINT) AS quantity,
        CAST(NULL AS BIGINT) AS provider_id, v.visit_occurrence_id, CAST(NULL AS BIGINT) AS visit_detail_id,
-       o.code AS procedure_source_value, coalesce(c.concept_id, 0) AS procedure_source_concept_id,
+       o.code AS procedure_source_value, coalesce(s.concept_id, c.concept_id, 0) AS procedure_source_concept_id,
        CAST(NULL AS VARCHAR) AS modifier_source_value
 FROM procedure AS o JOIN x_person AS x USING (patient_id) LEFT JOIN x_visit AS v ON v.ref = o.encounter_ref
 {concept}
 WHERE coalesce(o.status, '') <> 'entered-in-error'""".replace("{start}", utc("o.start_time")).replace("{end}", utc("o.end_time"))
-        .replace("{concept}", concept("c", vocab("o.code_system"), "coalesce(o.code, o.name)")),
+        .replace("{concept}", concept("c", vocab("o.code_system"), "coalesce(o.code, o.name)", "o.name")),
     "measurement": """
 SELECT row_number() OVER (ORDER BY x.person_id, o.time, o.ref, o.code) AS measurement_id, x.person_id,
        coalesce(c.concept_id, 0) AS measurement_concept_id, CAST({t} AS DATE) AS measurement_date,
@@ -144,33 +163,27 @@ SELECT row_number() OVER (ORDER BY x.person_id, o.time, o.ref, o.code) AS measur
        0 AS operator_concept_id, o.value AS value_as_number, 0 AS value_as_concept_id,
        coalesce(u.concept_id, 0) AS unit_concept_id, o.ref_low AS range_low, o.ref_high AS range_high,
        CAST(NULL AS BIGINT) AS provider_id, v.visit_occurrence_id, CAST(NULL AS BIGINT) AS visit_detail_id,
-       o.code AS measurement_source_value, coalesce(c.concept_id, 0) AS measurement_source_concept_id,
+       o.code AS measurement_source_value, coalesce(s.concept_id, c.concept_id, 0) AS measurement_source_concept_id,
        o.unit AS unit_source_value, 0 AS unit_source_concept_id, CAST(o.value AS VARCHAR) AS value_source_value,
-       CAST(NULL AS BIGINT) AS measurement_event_id, 0 AS meas_event_field_concept_id
+       p.observation_id AS measurement_event_id,
+       CASE WHEN p.observation_id IS NOT NULL THEN {field} ELSE 0 END AS meas_event_field_concept_id
 FROM observation AS o JOIN x_person AS x USING (patient_id) LEFT JOIN x_visit AS v ON v.ref = o.encounter_ref
+LEFT JOIN x_panel AS p ON o.is_component AND p.ref = o.ref
 {concept}
 LEFT JOIN x_concept AS u ON u.vocabulary_id = 'UCUM' AND u.concept_code = o.unit
 WHERE o.value IS NOT NULL AND coalesce(o.status, '') <> 'entered-in-error'""".replace("{t}", utc("o.time"))
-        .replace("{concept}", concept("c", vocab("o.code_system"), "coalesce(o.code, o.name)")),
+        .replace("{field}", str(FIELD_CONCEPT_ID))
+        .replace("{concept}", concept("c", vocab("o.code_system"), "coalesce(o.code, o.name)", "o.name")),
     "observation": """
-SELECT row_number() OVER (ORDER BY person_id, observation_datetime, src) AS observation_id, * EXCLUDE (src) FROM (
-SELECT x.person_id, coalesce(c.concept_id, 0) AS observation_concept_id, CAST({t} AS DATE) AS observation_date,
+SELECT o.observation_id, x.person_id, coalesce(c.concept_id, 0) AS observation_concept_id, CAST({t} AS DATE) AS observation_date,
        {t} AS observation_datetime, 32817 AS observation_type_concept_id, CAST(NULL AS DOUBLE) AS value_as_number,
-       o.value_string AS value_as_string, 0 AS value_as_concept_id, 0 AS qualifier_concept_id, 0 AS unit_concept_id,
+       o.value_as_string, 0 AS value_as_concept_id, 0 AS qualifier_concept_id, 0 AS unit_concept_id,
        CAST(NULL AS BIGINT) AS provider_id, v.visit_occurrence_id, CAST(NULL AS BIGINT) AS visit_detail_id,
-       o.code AS observation_source_value, coalesce(c.concept_id, 0) AS observation_source_concept_id,
-       o.unit AS unit_source_value, CAST(NULL AS VARCHAR) AS qualifier_source_value, o.value_code AS value_source_value,
-       CAST(NULL AS BIGINT) AS observation_event_id, 0 AS obs_event_field_concept_id, o.ref || '|' || coalesce(o.code, '') AS src
-FROM observation AS o JOIN x_person AS x USING (patient_id) LEFT JOIN x_visit AS v ON v.ref = o.encounter_ref
-{concept}
-WHERE o.value IS NULL AND coalesce(o.status, '') <> 'entered-in-error'
-UNION ALL
-SELECT x.person_id, coalesce(c.concept_id, 0), CAST({rt} AS DATE), {rt}, 32817, NULL, a.reaction, 0, 0, 0, NULL,
-       v.visit_occurrence_id, NULL, a.code, coalesce(c.concept_id, 0), NULL, 'allergy', a.criticality, NULL, 0, a.ref
-FROM allergy AS a JOIN x_person AS x USING (patient_id) LEFT JOIN x_visit AS v ON v.ref = a.encounter_ref
-{aconcept})""".replace("{t}", utc("o.time")).replace("{rt}", utc("coalesce(a.recorded_time, a.onset_time)"))
-        .replace("{concept}", concept("c", vocab("o.code_system"), "coalesce(o.code, o.name)"))
-        .replace("{aconcept}", concept("c", vocab("a.code_system"), "coalesce(a.code, a.name)")),
+       o.code AS observation_source_value, coalesce(s.concept_id, c.concept_id, 0) AS observation_source_concept_id,
+       o.unit AS unit_source_value, o.qualifier AS qualifier_source_value, o.value_code AS value_source_value,
+       CAST(NULL AS BIGINT) AS observation_event_id, 0 AS obs_event_field_concept_id
+FROM x_obs AS o JOIN x_person AS x USING (patient_id) LEFT JOIN x_visit AS v ON v.ref = o.encounter_ref
+{concept}""".replace("{t}", utc("o.time")).replace("{concept}", concept("c", vocab("o.code_system"), "coalesce(o.code, o.name)", "o.name")),
     "drug_exposure": """
 SELECT row_number() OVER (ORDER BY person_id, drug_exposure_start_datetime, src) AS drug_exposure_id, * EXCLUDE (src) FROM (
 SELECT x.person_id, coalesce(c.concept_id, 0) AS drug_concept_id, CAST({t} AS DATE) AS drug_exposure_start_date,
@@ -179,13 +192,13 @@ SELECT x.person_id, coalesce(c.concept_id, 0) AS drug_concept_id, CAST({t} AS DA
        CASE m.kind WHEN 'administration' THEN 32818 WHEN 'dispense' THEN 32825 WHEN 'statement' THEN 32865 ELSE 32838 END
            AS drug_type_concept_id,
        CASE WHEN m.status IS DISTINCT FROM 'active' THEN coalesce(m.status, 'unknown') END AS stop_reason,
-       m.refills AS refills, m.quantity AS quantity, CAST(m.days_supply AS INTEGER) AS days_supply,
+       m.refills AS refills, CASE WHEN m.kind = 'administration' THEN m.dose ELSE m.quantity END AS quantity, CAST(m.days_supply AS INTEGER) AS days_supply,
        coalesce(CASE WHEN m.dose IS NOT NULL AND m.frequency IS NOT NULL AND m.period IS NOT NULL
                      THEN concat_ws(' ', CAST(m.dose AS VARCHAR), coalesce(m.dose_unit, 'dose'), CAST(m.frequency AS VARCHAR),
                                     'times per', CAST(m.period AS VARCHAR), m.period_unit) END, m.dosage_text) AS sig,
        0 AS route_concept_id, CAST(NULL AS VARCHAR) AS lot_number, CAST(NULL AS BIGINT) AS provider_id,
        v.visit_occurrence_id, CAST(NULL AS BIGINT) AS visit_detail_id, m.medication_code AS drug_source_value,
-       coalesce(c.concept_id, 0) AS drug_source_concept_id, m.route AS route_source_value,
+       coalesce(s.concept_id, c.concept_id, 0) AS drug_source_concept_id, m.route AS route_source_value,
        m.dose_unit AS dose_unit_source_value, m.ref AS src
 FROM medication AS m JOIN x_person AS x USING (patient_id) LEFT JOIN x_visit AS v ON v.ref = m.encounter_ref
 {concept}
@@ -193,13 +206,13 @@ WHERE coalesce(m.status, '') <> 'entered-in-error'
 UNION ALL
 SELECT x.person_id, coalesce(c.concept_id, 0), CAST({it} AS DATE), {it}, NULL, NULL, NULL, 32818,
        CASE WHEN i.status NOT IN ('completed') THEN i.status END, NULL, i.dose_quantity, NULL, NULL, 0, i.lot_number, NULL,
-       v.visit_occurrence_id, NULL, i.code, coalesce(c.concept_id, 0), NULL, i.dose_unit, i.ref
+       v.visit_occurrence_id, NULL, i.code, coalesce(s.concept_id, c.concept_id, 0), NULL, i.dose_unit, i.ref
 FROM immunization AS i JOIN x_person AS x USING (patient_id) LEFT JOIN x_visit AS v ON v.ref = i.encounter_ref
 {iconcept}
 WHERE coalesce(i.status, '') <> 'entered-in-error')""".replace("{t}", utc("m.time")).replace("{e}", utc("m.end_time"))
         .replace("{it}", utc("i.time"))
-        .replace("{concept}", concept("c", vocab("m.medication_system"), "coalesce(m.medication_code, m.medication_name)"))
-        .replace("{iconcept}", concept("c", vocab("i.code_system"), "coalesce(i.code, i.name)")),
+        .replace("{concept}", concept("c", vocab("m.medication_system"), "coalesce(m.medication_code, m.medication_name)", "m.medication_name"))
+        .replace("{iconcept}", concept("c", vocab("i.code_system"), "coalesce(i.code, i.name)", "i.name")),
     "note": """
 SELECT row_number() OVER (ORDER BY x.person_id, n.time, n.ref) AS note_id, x.person_id, CAST({t} AS DATE) AS note_date,
        {t} AS note_datetime, 32817 AS note_type_concept_id, coalesce(c.concept_id, 0) AS note_class_concept_id,

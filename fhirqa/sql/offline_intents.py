@@ -78,13 +78,14 @@ def count(c: Compiler) -> Final:
         label = {"medication": "prescriptions", "condition": "conditions", "procedure": "procedures",
                  "immunization": "immunizations", "observation": "observations", "allergy": "allergies"}.get(view, view)
     else:
-        found = c.find(kind="request")
+        found = c.find(kind=pq.med_kind or "request")
         if found is None:
             return final([0], f"The record has no {pq.entity}; the count is 0.")
         if found.ambiguous:
             return c.ambiguous(found)
         spec = found.spec
-        label = f"{', '.join(found.items or [pq.entity])} " + ("prescriptions" if spec.view == "medication" else "records")
+        noun = "doses given" if pq.med_kind == "administration" else "prescriptions"
+        label = f"{', '.join(found.items or [pq.entity])} " + (noun if spec.view == "medication" else "records")
     window = f" {pq.window.label}" if pq.window else ""
     rows = data.select(c.window(spec), order="r.time ASC, r.row_id ASC")
     for row in rows:
@@ -98,10 +99,10 @@ def exists(c: Compiler) -> Final:
     located = c.encounters()
     if located is not None and not located.count:
         return final([False], f"No: the record has no {c.class_label()} encounters.")
-    hinted = [v for v in pq.views if v in pq.hinted]
-    located = located or c.find(hinted or None)
+    pointed = [v for v in pq.views if v in pq.hinted or v in pq.lexicon_views]
+    located = located or c.find(pointed or None)
     if located is None:
-        searched = ", ".join(hinted or pq.views[:4])
+        searched = ", ".join(pointed or pq.views[:4])
         return final([False], f"No: nothing matching '{pq.entity}' in the record (searched {searched}).")
     if located.ambiguous:
         return c.ambiguous(located)
@@ -139,41 +140,86 @@ def time_since(c: Compiler) -> Final:
 
 
 def daily_dose(c: Compiler) -> Final:
-    """Daily total: per-day sums of administrations, else the latest order's dosing instructions."""
+    """Daily total: per-day sums of administrations, else the latest dosed order's instructions."""
     pq, data = c.pq, c.data
     found = c.find(["medication"])
     if found is None:
+        if pq.comparison:
+            return final([False], f"No: the record has no {pq.entity} at all.")
         return c.no_match(f"medication matching '{pq.entity}'")
     if found.ambiguous:
         return c.ambiguous(found)
     admin = found.spec.narrowed(kind="administration")
-    if data.count(admin):
-        rows = data.select(c.window(admin), extra="r.dose IS NOT NULL", order="r.time ASC, r.row_id ASC")
-        if not rows:
-            return final([], f"No {pq.entity} administrations {pq.window.label if pq.window else ''}.", status="no-data")
-        days: dict[str, float] = {}
-        for row in rows:
-            data.cite(row)
-            days[day(row["time"])] = days.get(day(row["time"]), 0.0) + float(row["dose"])
-        unit = rows[-1].get("dose_unit")
-        last = day(rows[-1]["time"])
-        return final([days[last]], f"Total {pq.entity} given on {last}: {fmt(days[last], unit)}.", unit=unit)
+    if data.count(admin) and pq.med_kind != "request":
+        return administered_per_day(c, admin)
     requests = found.spec.narrowed(kind="request")
     target = requests if data.count(requests) else found.spec
-    row = data.at(c.window(target), -1)
-    if row is None:
+    rows = data.select(c.window(target), order="r.time DESC, r.row_id DESC", extra="r.time IS NOT NULL")
+    if not rows:
         return final([], f"No {pq.entity} orders {pq.window.label if pq.window else ''}.", status="no-data")
+    dosed = [(r, d) for r in rows if (d := _daily(r)) is not None]
+    row, daily = dosed[0] if dosed else (rows[0], None)
     data.cite(row, "name")
-    daily = daily_from_sig(row.get("sig"), row.get("dose"))
-    if daily is None and row.get("quantity") and row.get("days_supply"):
-        daily = float(row["quantity"]) / float(row["days_supply"]) if float(row["days_supply"]) > 0 else None
     if daily is None:
         return final([], f"The latest {row.get('name')} order ({day(row.get('time'))}) has no dose and frequency to compute "
                      "a daily total from.", status="no-data")
     unit = row.get("dose_unit")
-    daily = round(daily, 10)
+    if pq.comparison:
+        limit = _convert(pq.comparison.value, pq.comparison.unit, unit)
+        return final([_compare(daily, pq.comparison.op, pq.comparison.value if limit is None else limit)],
+                     f"The ordered daily dose is {fmt(daily, unit)}.")
     return final([daily], f"{row.get('name')} ordered {day(row.get('time'))}: {row.get('sig') or ''} = {fmt(daily, unit)} per day.",
                  unit=unit)
+
+
+def _daily(row: dict[str, Any]) -> float | None:
+    """Doses per day of one order: its instructions, else quantity over days of supply."""
+    daily = daily_from_sig(row.get("sig"), row.get("dose"))
+    if daily is None and row.get("quantity") and row.get("days_supply") and float(row["days_supply"]) > 0:
+        daily = float(row["quantity"]) / float(row["days_supply"])
+    return None if daily is None else round(daily, 10)
+
+
+def administered_per_day(c: Compiler, admin: Spec) -> Final:
+    """What was given per day: over a limit on any day, the peak day, one day's total, or the latest day's."""
+    pq, data = c.pq, c.data
+    rows = data.select(c.window(admin), extra="r.dose IS NOT NULL AND r.time IS NOT NULL", order="r.time ASC, r.row_id ASC")
+    if not rows:
+        return final([], f"No {pq.entity} administrations {pq.window.label if pq.window else ''}.", status="no-data")
+    days: dict[str, float] = {}
+    for row in rows:
+        data.cite(row)
+        days[day(row["time"])] = days.get(day(row["time"]), 0.0) + float(row["dose"])
+    units = list(dict.fromkeys(r.get("dose_unit") for r in rows if r.get("dose_unit")))
+    unit = units[0] if len(units) == 1 else None
+    w = pq.window
+    if w is not None and w.start is not None and w.end is not None and (w.end - w.start).total_seconds() <= 86_400 \
+            and not pq.comparison:
+        total = sum(days.values())
+        return final([total], f"Total {pq.entity} given {w.label}: {fmt(total, unit)} over {len(rows)} administrations.", unit=unit)
+    peak_day = max(days, key=lambda k: days[k])
+    if pq.comparison:
+        limit = _convert(pq.comparison.value, pq.comparison.unit, unit)
+        if limit is None:
+            return final([], f"Cannot compare {pq.comparison.unit} with {unit}.", status="error")
+        over = _compare(days[peak_day], pq.comparison.op, limit)
+        return final([over], f"{'Yes' if over else 'No'}: the highest daily total was {fmt(days[peak_day], unit)} on {peak_day}.")
+    if pq.aggregate in ("max", "min"):
+        chosen = peak_day if pq.aggregate == "max" else min(days, key=lambda k: days[k])
+        word = "highest" if pq.aggregate == "max" else "lowest"
+        return final([days[chosen]], f"The {word} daily total of {pq.entity} was {fmt(days[chosen], unit)} on {chosen}.", unit=unit)
+    last = day(rows[-1]["time"])
+    return final([days[last]], f"Total {pq.entity} given on {last}: {fmt(days[last], unit)}.", unit=unit)
+
+
+def _convert(value: float, unit: str | None, to: str | None) -> float | None:
+    from fhirqa.agent.backends.offline.plans import _convert as convert
+
+    return convert(value, unit, to)
+
+
+def _compare(a: float, op: str, b: float) -> bool:
+    return {">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a == b}.get(op, False)
 
 
 def after_drug(c: Compiler) -> Final:
@@ -219,7 +265,11 @@ def _active(c: Compiler, view: str, at: datetime | None) -> tuple[str, dict[str,
     if view == "medication":
         return "r.time IS NOT NULL AND r.time <= :at AND (r.end_time IS NULL OR r.end_time >= :at)", {"at": moment}
     onset = "r.time IS NOT NULL AND " if view == "condition" else ""
-    return f"{onset}(r.time IS NULL OR r.time <= :at) AND (r.end_time IS NULL OR r.end_time >= :at)", {"at": moment}
+    sql = f"{onset}(r.time IS NULL OR r.time <= :at) AND (r.end_time IS NULL OR r.end_time >= :at)"
+    if view == "condition" and at is None:
+        # clinically closed conditions are not current (an MI charted 'inactive' without an end date is over)
+        sql += " AND (r.status IS NULL OR lower(r.status) NOT IN ('inactive', 'resolved', 'remission'))"
+    return sql, {"at": moment}
 
 
 def active_list(c: Compiler) -> Final:
@@ -244,7 +294,7 @@ def active_check(c: Compiler) -> Final:
         return final([False], f"No: the record has no {pq.entity} at all.")
     if found.ambiguous:
         return c.ambiguous(found)
-    at = None if view == "medication" else (pq.at_time or pq.now)
+    at = None if view == "medication" else pq.at_time
     extra, params = _active(c, view, at)
     if view != "medication":
         extra = extra.replace("r.time IS NOT NULL AND ", "")
@@ -302,6 +352,9 @@ def demographic(c: Compiler) -> Final:
     kind = c.pq.demographic or "name"
     if person is None:
         return final([], "The record has no demographics for this patient.", status="no-data")
+    if kind == "is_alive":
+        return final([not person.deceased], f"No: died on {day(person.deceased_time)}." if person.deceased else
+                     "Yes: no death is recorded.")
     if kind == "is_deceased":
         return final([person.deceased], f"Yes: died on {day(person.deceased_time)}." if person.deceased else "No death is recorded.")
     if kind == "deceased":

@@ -62,9 +62,11 @@ class Compiler:
         self.notes: list[str] = []
 
     # -- locating records (plans.find_records / scoped) --------------------------------------------------
-    def lookup(self, view: str, entity: str | None, kind: str | None = None) -> Found:
-        """``get_resources(view, item=entity, kind=…)`` as SQL."""
-        spec = Spec(view, kind=kind if view == "medication" else None)
+    def lookup(self, view: str, entity: str | None, kind: str | None = None, numeric: bool | None = None,
+               category: str | None = None) -> Found:
+        """``get_resources(view, item=entity, kind=…, numeric=…, category=…)`` as SQL (each filter where it applies)."""
+        spec = Spec(view, kind=kind if view == "medication" else None, numeric=bool(numeric) and view == "observation",
+                    category=category if view == "observation" else None)
         if not entity:
             return Found(spec, self.data.count(spec))
         resolution = self.data.resolve(view, entity)
@@ -75,13 +77,14 @@ class Compiler:
         count = self.data.count(spec) if resolution.matched else 0
         return Found(spec, count, list(resolution.matched), resolution.how, candidates=list(resolution.candidates))
 
-    def find(self, views: list[str] | None = None, entity: str | None = None, kind: str | None = None) -> Found | None:
+    def find(self, views: list[str] | None = None, entity: str | None = None, kind: str | None = None,
+             numeric: bool | None = None, category: str | None = None) -> Found | None:
         """The first view in which the entity resolves to rows (spelling-level matches only as a fallback)."""
         entity = self.pq.entity if entity is None else entity
         fallback: Found | None = None
         candidates: list[str] = []
         for view in views or self.pq.views:
-            found = self.lookup(view, entity, kind)
+            found = self.lookup(view, entity, kind, numeric, category)
             if found.ambiguous and not found.fuzzy:
                 return found
             if found.count and not found.fuzzy:
@@ -116,7 +119,9 @@ class Compiler:
 
     def scoped(self, what: str) -> Spec | Final:
         """Rows for the entity within the window, or the final answer saying why there are none."""
-        found = self.encounters() or self.find()
+        numeric = self.pq.intent in NUMERIC_INTENTS
+        found = self.encounters() or self.find(numeric=numeric or None,
+                                               category=self.pq.category if not self.pq.entity else None)
         if found is None:
             return self.no_match(what)
         if found.ambiguous:
@@ -124,8 +129,6 @@ class Compiler:
         if not found.count:
             return final([], f"The record has no {self.class_label()} encounters.", status="no-data")
         spec = found.spec
-        if self.pq.intent in NUMERIC_INTENTS and spec.view == "observation" and self.data.count(spec.narrowed(numeric=True)):
-            spec = spec.narrowed(numeric=True)
         windowed = self.window(spec)
         if windowed != spec and not self.data.count(windowed):
             label = self.pq.window.label if self.pq.window else ""
@@ -261,7 +264,9 @@ class Compiler:
             return got
         first, last = got
         (a, unit), (b, _) = self.value_of(last), self.value_of(first)
-        difference = round(float(a) - float(b), 10)
+        difference: float | int = round(float(a) - float(b), 10)
+        if float(difference).is_integer() and abs(difference) < 1e15:
+            difference = int(difference)
         return final([difference], f"{last.get('name')} went from {fmt(b, unit)} on {day(first.get('time'))} to "
                      f"{fmt(a, unit)} on {day(last.get('time'))}: a change of {fmt(difference, unit)}.", unit=unit)
 

@@ -33,6 +33,7 @@ class Spec:
     names: tuple[str, ...] | None = None
     kind: str | None = None
     cls: str | None = None
+    category: str | None = None
     numeric: bool = False
     start: datetime | None = None
     end: datetime | None = None
@@ -67,7 +68,7 @@ class SqlPatient:
         self.views = supported_views(schema)
         self.statements: list[dict[str, Any]] = []
         self.evidence: dict[tuple[str, str], Evidence] = {}
-        self.resolver = ConceptResolver(codes_of=lambda view: self.items(view)[1])
+        self.resolver = ConceptResolver(codes_of=lambda view: self.items(view)[1], children_of=self.components)
 
     # -- running ----------------------------------------------------------------------------------------
     def run(self, sql: str, params: dict[str, Any] | None = None, limit: int = ROW_LIMIT) -> list[dict[str, Any]]:
@@ -102,8 +103,11 @@ class SqlPatient:
         if spec.cls is not None:
             params["cls"] = spec.cls
             where.append("(r.class_code = :cls OR r.alt_class = :cls)")
+        if spec.category is not None:
+            params["category"] = spec.category.strip().lower().rstrip("s")
+            where.append("rtrim(lower(r.category), 's') = :category")
         if spec.numeric:
-            where.append("r.value IS NOT NULL")
+            where.append(f"r.{'dose' if spec.view == 'medication' else 'value'} IS NOT NULL")
         for key, op, moment in (("wstart", ">=", spec.start), ("wend", "<=", spec.end), ("after", ">=", spec.after)):
             if moment is not None:
                 params[key] = time_param(self.con, moment)
@@ -171,6 +175,18 @@ class SqlPatient:
                     codes.setdefault(name, set()).add(str(row[key]).strip())
         return sorted(counts, key=lambda n: (-counts[n], n)), codes
 
+    @functools.cache  # noqa: B019 - per question, like items()
+    def components(self, view: str) -> dict[str, list[str]]:
+        """``{panel name: [component names]}`` (blood pressure → systolic, diastolic), from linked rows."""
+        if view != "observation" or view not in self.views:
+            return {}
+        rows = self.select(Spec(view), "DISTINCT r.parent_name AS parent_name, r.name AS name",
+                           extra="r.parent_name IS NOT NULL AND r.name IS NOT NULL")
+        out: dict[str, list[str]] = {}
+        for row in sorted(rows, key=lambda r: (str(r["parent_name"]), str(r["name"]))):
+            out.setdefault(str(row["parent_name"]), []).append(str(row["name"]))
+        return out
+
     def resolve(self, view: str, phrase: str) -> Resolution:
         """The patient's item names ``phrase`` means in ``view`` (the FHIR path's resolver, same rules)."""
         names, _ = self.items(view)
@@ -183,7 +199,7 @@ class SqlPatient:
         ref = f"{table}/{row.get('row_id')}"
         if what == "value":
             column = row.get("value_col") or f"{table}.value"
-            value = row.get("value") if row.get("value") is not None else row.get("value_text")
+            value = next((row[k] for k in ("value", "dose", "value_text") if row.get(k) is not None), None)
         elif what == "time":
             column, value = row.get("time_col") or f"{table}.time", iso(row.get("time"))
         else:
