@@ -94,7 +94,7 @@ def _rewrite_fast(node: Any, full_urls: Mapping[str, str]) -> bool:
                         dangles = True
                 elif isinstance(value, dict | list):
                     push(value)
-        else:
+        elif isinstance(current, list):
             for item in current:
                 if isinstance(item, dict | list):
                     push(item)

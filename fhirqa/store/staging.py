@@ -153,9 +153,9 @@ class Stager:
         self,
         folder: Path,
         mappings: dict[str, Mapping],
-        batch_size: int = 20_000,
+        batch_size: int = 10_000,
         *,
-        fact_budget: int = 400_000,
+        fact_budget: int = 200_000,
         stored: HashIndex | None = None,
         max_string: int = MAX_STRING,
     ) -> None:
