@@ -70,7 +70,7 @@ _PERFORMED = re.compile(r"\bwere (?:conducted|performed|done)\b|\bwas (?:prescri
                         r"\b(?:given|administered|performed|completed|obtained|prescribed)\b", re.I)
 _GIVEN = re.compile(r"\b(?:start(?:ed)?(?: on)?|initiated|given|received|administered|prescribed|bolus|loaded|"
                     r"was treated with|treated with|dose of)\s*$", re.I)
-_VACCINE_WORD = re.compile(r"[ \t]+(?:vaccine|vaccination|immunization|shot|booster)\b", re.I)
+_VACCINE_WORD = re.compile(r"(?:[ \t]+\([^)\n]{1,20}\))?[ \t]+(?:vaccine|vaccination|immunization|shot|booster)\b", re.I)
 _CLAUSE = re.compile(r"[.;](?=\s|$)|\n")
 _GIVEN_SECTIONS = {"hospital_course", "procedures"}
 _LISTED_SECTIONS = {"meds", "discharge_meds"}
@@ -102,13 +102,26 @@ def _unit_after(text: str, offset: int) -> tuple[str, int]:
     return "", offset
 
 
-def _skip_reason(text: str, hit_start: int, section: Section, cls: str, category: str) -> str:
-    """Why a statement is not checked ("" when it is)."""
+def _masked(text: str, start: int, end: int, names: list[tuple[int, int]]) -> str:
+    """``text[start:end]`` with the names of items blanked ("Not in labor force" negates nothing)."""
+    chars = list(text[start:end])
+    for s, e in names:
+        if s < end and e > start:
+            for i in range(max(s, start), min(e, end)):
+                chars[i - start] = " "
+    return "".join(chars)
+
+
+def _skip_reason(text: str, hit_start: int, section: Section, cls: str, category: str,
+                 names: list[tuple[int, int]] | None = None) -> str:
+    """Why a statement is not checked ("" when it is). Cue words inside item names do not count."""
     if section.kind in EXCLUDED:
         if section.kind != "plan" or not _PERFORMED.search(_lead(text, hit_start, section)):
             return EXCLUDED[section.kind]
-    before = text[_clause_start(text, hit_start, section.start):hit_start]
-    clause = before + text[hit_start:_clause_end(text, hit_start)]
+    names = names or []
+    start = _clause_start(text, hit_start, section.start)
+    before = _masked(text, start, hit_start, names)
+    clause = before + _masked(text, hit_start, _clause_end(text, hit_start), names)
     if _FUTURE.search(clause):
         return "plan"
     if _HOME.search(clause):
@@ -238,7 +251,9 @@ def extract(text: str, gazetteer: Gazetteer, sections: list[Section] | None = No
     sections = sections or segment(text)
     entities, taken = _slash_panels(text, sections)
     previous: Hit | None = None
-    for hit in _merge(text, gazetteer.scan(text)):
+    hits = _merge(text, gazetteer.scan(text))
+    names = [(h.start, h.end) for h in hits if h.category != "ignore"]
+    for hit in hits:
         if hit.category == "ignore" or any(s <= hit.start < e for s, e in taken):
             continue
         if any(e.value_span and e.name_span[1] <= hit.start < e.span[1] for e in entities):
@@ -246,7 +261,7 @@ def extract(text: str, gazetteer: Gazetteer, sections: list[Section] | None = No
         after_diagnosis = (previous is not None and previous.category == "condition"
                            and re.fullmatch(r"\s*\(\s*", text[previous.end:hit.start]) is not None)
         previous = hit
-        vaccine = _VACCINE_WORD.match(text, hit.end)
+        vaccine = _VACCINE_WORD.match(text, hit.end)  # "influenza immunization", "sars-cov-2 (covid-19) vaccine"
         if vaccine and hit.category != "immunization":  # "influenza immunization", "hep B shot"
             hit = Hit(hit.start, vaccine.end(), text[hit.start:vaccine.end()], "immunization", "", hit.source)
         section = section_at(sections, hit.start)
@@ -265,7 +280,7 @@ def extract(text: str, gazetteer: Gazetteer, sections: list[Section] | None = No
         for ent in found:
             if after_diagnosis and ent.category in ("lab", "vital"):
                 ent.skip = "part of a diagnosis"  # "obesity (BMI 30+)"
-            ent.skip = ent.skip or _skip_reason(text, hit.start, section, ent.cls, ent.category)
+            ent.skip = ent.skip or _skip_reason(text, hit.start, section, ent.cls, ent.category, names)
             ent.search = hit.search
             entities.append(ent)
     entities.sort(key=lambda e: (e.span[0], e.value_span or (0, 0)))

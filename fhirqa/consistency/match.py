@@ -130,4 +130,7 @@ class ItemIndex:
         hits = [n for n in self.names("procedure") if any(w and w in normalize(n) for w in words)]
         if hits:
             return Match("procedure", hits, "procedure")
+        allergies = [n for n in self.names("allergy") if any(w and w in normalize(n) for w in words)]
+        if allergies:  # "presenting with mold, sulfamethoxazole / trimethoprim, tree nut": allergens
+            return Match("allergy", allergies, "allergy")
         return found

@@ -15,7 +15,7 @@ from functools import lru_cache
 from fhirqa.agent.lexicon import Lexicon
 from fhirqa.consistency import terms
 
-MAX_WORDS = 7
+MAX_WORDS = 16  # record item names are long ("Assessment using alcohol use disorders identification test …")
 _TOKEN = re.compile(r"[A-Za-z0-9&]+")
 
 # Note shorthand the project lexicon does not carry: alias → (category, search phrase)
