@@ -32,7 +32,7 @@ def test_schemathesis_finds_no_server_errors_or_schema_violations(sample_store: 
             "--checks", "all", "--exclude-checks", "positive_data_acceptance",
             "--max-examples", os.environ.get("FHIRQA_ST_EXAMPLES", "8"),
             "--seed", os.environ.get("FHIRQA_ST_SEED", "20261130"), "--request-timeout", "30", "--max-failures", "10",
-            "--suppress-health-check", "all", "--workers", "2",
+            "--suppress-health-check", "all", "--workers", "1",  # one worker: CPython 3.11 ast.parse is not thread-safe
         ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path)  # noqa: S603
     report = done.stdout[-12000:] + done.stderr[-3000:]
