@@ -22,7 +22,7 @@ from fhirqa.consistency.vocab import Gazetteer, Hit
 
 _NUMBER = r"(?:\d+(?:\.\d+)?|\.\d+)"
 _FILLER = (r"(?:[ \t]*(?:[:=~]|\.(?=[ \t:=-])|\([A-Za-z][A-Za-z -]{0,10}\)|-(?!\d)|\bwas\b|\bis\b|\bof\b|\bat\b|\bcame back(?: at)?\b|\bstable at\b|\bnoted to be\b|"
-           r"\bnow\b|\bremains\b|\bmeasured\b|\blevel\b|\breading\b|\bresult\b|\bvalue\b|\btoday\b|\bcount\b|"
+           r"\bnow\b|\bremains\b|\bmeasured\b|\blevel\b|\breadings?\b|\bresult\b|\bvalue\b|\btoday\b|\bcount\b|"
            r"\bscore\b|\bon admission\b|\bhas been\b|\bup to\b|\bdown to\b|\bincreased to\b|\bdecreased to\b)[ \t]*){0,3}")
 _VALUE = re.compile(rf"^{_FILLER}[ \t]*(?P<cmp><=|>=|<|>|≤|≥)?[ \t]*(?P<num>{_NUMBER})(?:\s*/\s*(?P<num2>{_NUMBER}))?"
                     rf"(?P<plus>\+)?(?P<range>\s*(?:-|–|to)\s*{_NUMBER})?", re.I)

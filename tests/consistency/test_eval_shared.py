@@ -1,0 +1,70 @@
+"""The labelled evaluation set: reproducible from the raw bundles, independent of fhirqa, and scored.
+
+Needs ``../shared/data``; skips with the reason when it is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from evals.consistency import generate, score
+from fhirqa.sources import FileSource
+from fhirqa.store import Store, ingest
+
+EVALS = Path(__file__).resolve().parents[2] / "evals" / "consistency"
+GENERATOR = ("record", "vocab", "writer", "inject", "entities", "styles", "acute", "distract", "variant", "generate")
+
+
+def test_the_generator_imports_nothing_from_fhirqa():
+    for name in GENERATOR:
+        text = (EVALS / f"{name}.py").read_text()
+        assert not re.search(r"^\s*(?:from|import)\s+fhirqa", text, re.M), name
+
+
+def test_committed_sets_are_what_the_generator_writes(shared_synthea, tmp_path):
+    generate.main(["--data", str(shared_synthea), "--out", str(tmp_path / "dev.jsonl")])
+    assert (tmp_path / "dev.jsonl").read_bytes() == (EVALS / "notes.jsonl").read_bytes(), (
+        "evals/consistency/notes.jsonl is stale: run `python -m evals.consistency.generate`")
+
+
+def test_the_set_is_big_enough_and_spans_every_kind():
+    notes = [json.loads(line) for line in (EVALS / "notes.jsonl").read_text().splitlines()]
+    labelled = [e for n in notes for e in n["entities"] if e["label"] != "unverifiable"]
+    assert len(labelled) >= 1500 and len({n["patient_id"] for n in notes}) >= 40
+    assert {n["style"] for n in notes} == {"progress", "nursing", "followup", "admission", "discharge"}
+    kinds = {e["mismatch"] for e in labelled if e["mismatch"]}
+    assert kinds == {"value", "unit", "time", "existence", "wrong_drug"}
+    for note in notes[:20]:
+        for e in note["entities"]:
+            s, t = e["name_span"]
+            assert note["text"][s:t] == e["name"]
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory) -> tuple[Store, list[dict]]:
+    data = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "synthea-r4"
+    if not data.is_dir():
+        pytest.skip(f"{data} is absent (the shared data set is in CI and developer checkouts, not in a fresh clone)")
+    notes = [json.loads(line) for line in (EVALS / "notes.jsonl").read_text().splitlines()]
+    patients = list(dict.fromkeys(n["patient_id"] for n in notes))[:6]
+    files = [p for p in sorted(data.glob("*.json"))  # the Patient comes first in a Synthea bundle
+             if any(pid in p.read_text(encoding="utf-8")[:6000] for pid in patients)]
+    assert len(files) == len(patients)
+    root = tmp_path_factory.mktemp("cc-eval")
+    ingest([FileSource(files)], root / "db")
+    return Store(root / "db"), [n for n in notes if n["patient_id"] in patients]
+
+
+def test_scorer_on_six_patients(small_store):
+    store, notes = small_store
+    results, spurious, seconds, checked = score.run(notes, str(store.db))
+    t = score.tables(results, spurious)
+    tp, fp, fn, n = t["overall"]["all"]
+    precision, recall, _ = score.prf(tp, fp, fn)
+    assert n >= 30 and precision >= 0.9 and recall >= 0.9, t["overall"]
+    text = score.render(t, seconds, checked, len(notes), 6)
+    assert "mismatch kind" in text and "wrong_drug" in text
