@@ -224,7 +224,8 @@ def build_bulk() -> list[dict[str, Any]]:
                 out.append(q("", pid, f"Did the patient complain of {c.lower()} at the visit on {day}?", "finding",
                              True, [ref], True, "chief complaint"))
             meds = section(text, "Medications")
-            strengths = re.findall(r"(?:^|; )(?:\d+ hr )?([a-z]+)(?: [a-z]+)? (\d+(?:\.\d+)?) (mg|mcg)(?! /)", meds)
+            strengths = re.findall(r"(?:^|; )(?:\d+ hr )?([a-z]+)(?: [a-z]+)? (\d+(?:\.\d+)?) (mg/ml|mg|mcg)(?! /)", meds)
+            strengths = [s for s in strengths if len(re.findall(r"\b" + s[0] + r"\b", meds)) == 1]  # one strength
             if strengths:
                 drug, amount, unit = r.choice(strengths)
                 out.append(q("", pid, f"What dose of {drug} was listed on {day}?", "dose", f"{amount} {unit}", [ref],
@@ -235,7 +236,8 @@ def build_bulk() -> list[dict[str, Any]]:
                 if finding and len(finding) < 40:
                     out.append(q("", pid, f"Was the patient presenting with {finding} at the visit on {day}?",
                                  "finding", True, [ref], False, "presenting finding"))
-            absent = r.choice([s for s in ABSENT_SYMPTOMS + ["chest pain", "headache"] if s not in text.lower()])
+            absent = r.choice([s for s in ABSENT_SYMPTOMS + ["chest pain", "headache"]
+                               if s.split()[0] not in text.lower()])
             if r.random() < 0.4:
                     out.append(q("", pid, f"Did the patient report {absent} at the visit on {day}?", "finding", None, [],
                              True, "not documented"))

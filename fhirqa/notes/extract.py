@@ -31,6 +31,8 @@ _NEGATIONS = ("denies", "denied", "deny", "denying", "no", "not", "without", "ne
               "absent", "never had", "no evidence of", "no signs of", "no history of", "resolved", "ruled out", "nor")
 _HYPOTHETICAL = re.compile(r"\b(?:return (?:for|if)|call (?:for|if)|watch for|monitor for|precautions|if (?:she|he|"
                            r"the patient|pt) (?:develops|has)|risk of|screen(?:ed|ing)? for)\b", re.I)
+_WEAK_NEGATIONS = {"no", "not", "without", "nor", "absent", "resolved"}
+_WEAK_REACH = 5  # words a weak trigger reaches forward
 _SCOPE_END = re.compile(r"[;.]|\b(?:but|however|although|except|though|which|who)\b", re.I)
 _POST_NEGATION = re.compile(r"^\s*(?::\s*)?(?:none|negative|absent|denied|resolved|was ruled out|ruled out)\b", re.I)
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -52,7 +54,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "polyuria": ("polyuria", "frequent urination"),
 }
 _NEGATED_FORMS = {"fever": ("afebrile",)}
-_LEAD_WORDS = set("""did does do was were is are has had have she he they the patient patient's pt her his report
+_LEAD_WORDS = set("""did does do was were is are has had have she he they the patient patient's pt her his report presenting
+complaining reporting
 reported reports complain complained complains of present presented presents with experience experienced any
 there mention mentioned mentions note noted notes document documented deny denied evidence signs sign symptoms
 symptom a an any at all ever feel felt feeling suffer suffered from show showed describe described""".split())
@@ -185,11 +188,18 @@ def _dose_after(target: _Target, sentence: str) -> tuple[str, str] | None:
 
 
 def negated(sentence: str, start: int, end: int) -> bool:
-    """True when a negation trigger governs the mention at ``sentence[start:end]`` within its clause."""
-    before = sentence[:start]
-    clause = _SCOPE_END.split(before)[-1].lower()
-    if any(re.search(r"(?<![a-z])" + re.escape(t) + r"(?![a-z])", clause) for t in _NEGATIONS):
-        return True
+    """True when a negation trigger governs the mention at ``sentence[start:end]`` (NegEx-style).
+
+    Strong triggers ("denies", "negative for", "free of"…) reach over the whole clause, so every item of
+    "Denies chest pain, SOB, palpitations" is negated; weak ones ("no", "not", "without") only the next
+    few words, so a listed finding named "not in labor force" does not negate the items after it.
+    """
+    clause = _SCOPE_END.split(sentence[:start])[-1].lower()
+    near = " ".join(clause.split()[-_WEAK_REACH:])
+    for trigger in _NEGATIONS:
+        scope = near if trigger in _WEAK_NEGATIONS else clause
+        if re.search(r"(?<![a-z])" + re.escape(trigger) + r"(?![a-z])", scope):
+            return True
     return bool(_POST_NEGATION.match(sentence[end:]))
 
 
