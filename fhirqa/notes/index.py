@@ -158,7 +158,10 @@ class NoteIndex:
                 names = set(self._db.list_tables().tables)
                 if self.table_name in names:
                     self._table = self._db.open_table(self.table_name)
-                else:
+                    if self._table.schema != self._schema():  # another model under the same name, or an old layout
+                        self._db.drop_table(self.table_name)
+                        self._table = None
+                if self._table is None:
                     self._table = self._db.create_table(self.table_name, schema=self._schema(), exist_ok=True)
             return self._table
 
