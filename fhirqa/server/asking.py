@@ -11,6 +11,7 @@ computation. ``Cache-Control: no-cache`` bypasses the cache.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -73,18 +74,45 @@ def _plan(text: str | None) -> dict[str, Any]:
     return {"views": data.get("views", [])} if isinstance(data, dict) else {"planner": str(data)[:500]}
 
 
-class PatientIndex:
-    """The patient ids of the current generation, loaded once per generation (O(1) existence checks)."""
+class GenerationWatch:
+    """The store's current generation, re-reading the manifest only when its file changed.
+
+    A commit replaces ``manifest.json`` with ``os.replace`` (a new inode), so one ``stat`` per call
+    tells whether to parse it again: a hot path that asks "which generation?" on every request.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._seen: tuple[int, int, int] | None = None
+        self._generation = 0
+        self._lock = threading.Lock()
+
+    def current(self) -> int:
+        """The generation of the manifest on disk now (0 for a store with none yet)."""
+        try:
+            st = os.stat(self.store.db / "manifest.json")
+        except FileNotFoundError:
+            return 0
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        with self._lock:
+            if key != self._seen:
+                self._generation, self._seen = self.store.manifest.generation, key
+            return self._generation
+
+
+class PatientIndex:
+    """The patient ids of the current generation, loaded once per generation (O(1) existence checks)."""
+
+    def __init__(self, store: Store, generations: GenerationWatch) -> None:
+        self.store = store
+        self.generations = generations
         self._generation = -1
         self._ids: frozenset[str] = frozenset()
         self._lock = threading.Lock()
 
     def contains(self, patient_id: str) -> bool:
         """True if the store holds this patient now."""
-        generation = self.store.manifest.generation
+        generation = self.generations.current()
         with self._lock:
             if generation != self._generation:
                 ids: frozenset[str] = frozenset()
@@ -104,7 +132,8 @@ class AskService:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.store = Store(config.db)
-        self.patients = PatientIndex(self.store)
+        self.generations = GenerationWatch(self.store)
+        self.patients = PatientIndex(self.store, self.generations)
         self.limiter = anyio.CapacityLimiter(config.ask_threads)
         self._cache: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
         self._inflight: dict[tuple[Any, ...], asyncio.Future[dict[str, Any]]] = {}
@@ -141,7 +170,7 @@ class AskService:
              emit: Emit | None) -> dict[str, Any]:
         """One question, synchronously; retried once if an ingest swapped the generation underneath it."""
         for attempt in (1, 2):
-            generation = self.store.manifest.generation
+            generation = self.generations.current()
             model: Backend = get_backend(backend, **self.config.backend_config.get(backend, {}))
             if emit is not None:
                 model = ObservedBackend(model, emit)
@@ -153,7 +182,7 @@ class AskService:
             except Exception:
                 # A reader can lose its files when a writer collects the old generation: ask again
                 # over the new one. Any other failure is real and propagates.
-                if attempt == 2 or self.store.manifest.generation == generation:
+                if attempt == 2 or self.generations.current() == generation:
                     raise
         raise AssertionError("unreachable")
 
@@ -162,7 +191,7 @@ class AskService:
         """The answer as ``Answer.to_dict()``; 504 when it takes longer than ``ask_timeout_s``."""
         key = None
         if use_cache and now is not None and backend == "offline" and self.config.ask_cache_size > 0:
-            key = (self.store.manifest.generation, patient_id, question, now, backend)
+            key = (self.generations.current(), patient_id, question, now, backend)
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)

@@ -9,6 +9,8 @@ a :class:`Principal`; what it may do is decided in :mod:`fhirqa.server.access`.
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +23,8 @@ from fhirqa.server.scopes import ScopeSet
 
 #: Seconds of clock skew tolerated on exp/nbf/iat.
 LEEWAY_S = 30
+#: Verified tokens remembered (each until its own expiry).
+_VALID_CACHE = 4096
 _CHALLENGE = 'Bearer realm="fhirqa"'
 
 
@@ -68,11 +72,31 @@ class TokenValidator:
             else:
                 keys = KeySet(url=issuer.jwks_url, where=str(issuer.jwks_url))
             self.issuers[issuer.issuer] = (keys, issuer.audience or self.audience)
+        self._valid: dict[str, tuple[Principal, float]] = {}
+        self._valid_lock = threading.Lock()
         # A key set behind a URL may fetch on validation: then validation runs in a worker thread.
         self.may_block = any(keys.url for keys, _ in self.issuers.values())
 
     def validate(self, token: str) -> Principal:
-        """The principal of a valid token; :func:`unauthorized` otherwise (reasons never echo the token)."""
+        """The principal of a valid token; :func:`unauthorized` otherwise (reasons never echo the token).
+
+        A token that verified once is remembered until it expires (signature checks are the costliest
+        step of a cached answer); its expiry is checked again on every use.
+        """
+        cached = self._valid.get(token)
+        if cached is not None:
+            principal, expires = cached
+            if time.time() < expires + LEEWAY_S:
+                return principal
+            self._valid.pop(token, None)
+        principal, expires = self._validate(token)
+        with self._valid_lock:
+            if len(self._valid) >= _VALID_CACHE:
+                self._valid.pop(next(iter(self._valid)), None)  # oldest first (dicts keep insertion order)
+            self._valid[token] = (principal, expires)
+        return principal
+
+    def _validate(self, token: str) -> tuple[Principal, float]:
         try:
             header = jwt.get_unverified_header(token)
             unverified = jwt.decode(token, options={"verify_signature": False})
@@ -98,8 +122,9 @@ class TokenValidator:
         if patient is not None and (not isinstance(patient, str) or not patient):
             raise unauthorized("the token's patient claim is not a patient id")
         scopes = ScopeSet.parse(claims.get("scope") if "scope" in claims else claims.get("scp"))
-        return Principal(issuer, subject or client_id, client_id, scopes,
-                         patient.removeprefix("Patient/") if patient else None, claims.get("jti"))
+        principal = Principal(issuer, subject or client_id, client_id, scopes,
+                              patient.removeprefix("Patient/") if patient else None, claims.get("jti"))
+        return principal, float(claims["exp"])
 
     def _verify(self, token: str, keys: list[Any], algorithm: str, issuer: str, audience: str) -> dict[str, Any]:
         last: jwt.PyJWTError | None = None

@@ -1,0 +1,111 @@
+"""JSON helpers the page needs beyond the server's own routes: who am I, patient search, a header,
+and one raw resource.
+
+Each route takes the same bearer token as every other route (:func:`fhirqa.server.deps.authenticated`)
+and applies the same rules (:mod:`fhirqa.server.access`): a token with a patient in context reaches
+that patient only; reading a patient's data needs read+search on the resource types involved;
+searching across patients needs a ``user/`` or ``system/`` Patient scope and no patient in context.
+Sections of the header the token may not read are left out and named, not refused as a whole.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Depends, Path, Query, Request
+from starlette.responses import Response
+
+from fhirqa.server import access
+from fhirqa.server.auth import Principal
+from fhirqa.server.deps import ID_PATTERN, audit_context, authenticated, server
+from fhirqa.server.errors import ApiError, FhirResponse, JsonResponse
+from fhirqa.server.ui import data
+from fhirqa.server.ui.security import SecureRoute
+
+router = APIRouter(route_class=SecureRoute, include_in_schema=False, prefix="/ui/api")
+SessionCaller = Annotated[Principal, Depends(authenticated("ui-session", "R"))]
+SearchCaller = Annotated[Principal, Depends(authenticated("ui-patient-search", "E"))]
+HeaderCaller = Annotated[Principal, Depends(authenticated("ui-patient-header", "R"))]
+ResourceCaller = Annotated[Principal, Depends(authenticated("ui-resource-read", "R"))]
+PatientId = Path(pattern=ID_PATTERN, description="Patient id")
+#: Header sections and the resource types each one reads.
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "problems": access.view_types("condition"),
+    "medications": access.view_types("medication"),
+    "allergies": access.view_types("allergy"),
+}
+_READERS = {"problems": data.active_problems, "medications": data.current_medications,
+            "allergies": data.allergies}
+
+
+def _can_search_all(principal: Principal) -> bool:
+    """Search across patients: a user or system Patient read scope, and no patient in the token."""
+    return principal.patient is None and principal.scopes.allows("Patient", access.READ,
+                                                                 frozenset({"user", "system"}))
+
+
+@router.get("/session")
+async def session(request: Request, principal: SessionCaller) -> Response:
+    """Who the token speaks for and what the page may offer (no patient data)."""
+    return JsonResponse({
+        "subject": principal.subject, "client_id": principal.client_id, "patient": principal.patient,
+        "scopes": list(principal.scopes.raw), "search_all": _can_search_all(principal),
+        "dev": server(request).config.dev,
+    })
+
+
+@router.get("/patients")
+async def search(request: Request, principal: SearchCaller,
+                 q: str = Query("", max_length=200, description="name, birth date (YYYY[-MM[-DD]]), MRN or id"),
+                 limit: int = Query(25, ge=1, le=100)) -> Response:
+    """Patients matching ``q`` among those the token may reach."""
+    state = server(request)
+    if principal.patient is not None:
+        access.require_read(principal, principal.patient, ("Patient",))
+        only: str | None = principal.patient
+    elif _can_search_all(principal):
+        only = None
+    else:
+        raise access.forbidden("searching patients needs a user/ or system/ Patient read scope")
+    rows = await anyio.to_thread.run_sync(
+        lambda: data.search_patients(state.asker.store, q.strip(), only=only, limit=limit))
+    audit_context(request).detail["results"] = len(rows)
+    return JsonResponse({"patients": rows, "limited_to_patient": principal.patient is not None})
+
+
+def _header(store: Any, patient_id: str, allowed: dict[str, bool]) -> dict[str, Any]:
+    body: dict[str, Any] = {"patient": data.demographics(store, patient_id)}
+    for name, reader in _READERS.items():
+        body[name] = reader(store, patient_id) if allowed[name] else None
+    body["withheld"] = [name for name, ok in allowed.items() if not ok]
+    return body
+
+
+@router.get("/patients/{id}/header")
+async def header(request: Request, principal: HeaderCaller, id: str = PatientId) -> Response:  # noqa: A002
+    """Demographics, active problems, current medications and allergies of one patient."""
+    state = server(request)
+    access.require_read(principal, id, ("Patient",))
+    state.asker.require_patient(id)
+    contexts = access.patient_contexts(principal)
+    allowed = {name: principal.scopes.allows_all(types, access.READ, contexts) for name, types in SECTIONS.items()}
+    body = await anyio.to_thread.run_sync(_header, state.asker.store, id, allowed)
+    if body["patient"] is None:
+        raise ApiError(404, "no such patient in this store")
+    return JsonResponse(body)
+
+
+@router.get("/patients/{id}/resources/{resource_type}/{resource_id}")
+async def resource(request: Request, principal: ResourceCaller, id: str = PatientId,  # noqa: A002
+                   resource_type: str = Path(pattern=r"^[A-Z][A-Za-z]{1,63}$"),
+                   resource_id: str = Path(pattern=ID_PATTERN)) -> Response:
+    """One raw resource of the patient, as ingested (404 when it is not this patient's)."""
+    state = server(request)
+    audit_context(request).detail["resource"] = f"{resource_type}/{resource_id}"
+    access.require_read(principal, id, (resource_type,))
+    state.asker.require_patient(id)
+    found = await anyio.to_thread.run_sync(data.raw_resource, state.asker.store, id, resource_type, resource_id)
+    if found is None:
+        raise ApiError(404, f"this patient has no {resource_type}/{resource_id}")
+    return FhirResponse(found, headers={"Cache-Control": "no-store"})
