@@ -243,7 +243,7 @@ def answer_from_notes(question: str, hits: list[Hit]) -> NoteFinding | None:
         noon = since + (until - since) / 2 + timedelta(hours=6)  # US local noon, in UTC
         timed = [c for c in candidates if c[2].time and since <= c[2].time <= until]
         if timed and order is None:
-            candidates = [min(timed, key=lambda c: (abs(c[2].time - noon), c[0], c[1]))]
+            candidates = [min(timed, key=lambda c: (abs((c[2].time or noon) - noon), c[0], c[1]))]
         elif timed:
             candidates = timed
     best = _choose(order, candidates)
