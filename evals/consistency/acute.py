@@ -78,7 +78,7 @@ def admission(w: Writer, prior: Encounter | None) -> None:
     distract.allergy(w)
     if w.rng.random() < 0.4:
         distract.family_history(w)
-    here = visit_obs(rec, enc)
+    here = {k: o for k, o in visit_obs(rec, enc).items() if o.time <= w.note_time}  # measured before the note
     phrase = w.rng.choice(PHRASES["admission"])
     on_admission = rules.narrative_when(phrase, "admission", enc, w.note_time)
     if any(k in here for k in ("8480-6", "29463-7", "72514-3")):

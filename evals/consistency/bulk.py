@@ -28,8 +28,9 @@ def run(db: str) -> tuple[list[dict[str, Any]], Counter[str], int, int, float]:
     verdicts: Counter[str] = Counter()
     notes = entities = 0
     started = time.perf_counter()
+    con = store.connect()
     for pid in patients:
-        checker = PatientChecker(store, pid)
+        checker = PatientChecker(store, pid, connection=con)
         for row in checker.notes():
             report = checker.check(row["text"], row["time"], row.get("note_type") or "other", row.get("encounter_ref"),
                                    row.get("ref"))
@@ -45,6 +46,7 @@ def run(db: str) -> tuple[list[dict[str, Any]], Counter[str], int, int, float]:
                               "window": c.entity.time.to_json() if c.entity.time else None,
                               "rows": [{k: str(v) for k, v in r.items()} for r in c.rows[:2]]})
         checker.close()
+    con.close()
     return flags, verdicts, notes, entities, time.perf_counter() - started
 
 

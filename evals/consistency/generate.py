@@ -3,6 +3,7 @@
     python -m evals.consistency.generate [--data ../shared/data/synthea-r4] [--out evals/consistency/notes.jsonl]
                                          [--patients 60] [--seed 6] [--rate 0.3]
     python -m evals.consistency.generate --variant heldout --skip 60 --patients 40 --seed 7   # notes-heldout.jsonl
+    python -m evals.consistency.generate --variant fresh --skip 60 --patients 40 --seed 8     # notes-fresh.jsonl
 
 For each patient with clinic visits that measured labs and vitals: a clinic progress note (latest visit), a
 nursing note (the visit before), a results follow-up note written the next day (most patients), and for up to
@@ -137,16 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patients", type=int, default=60)
     parser.add_argument("--seed", type=int, default=6)
     parser.add_argument("--rate", type=float, default=0.3, help="share of entities given an inconsistency")
-    parser.add_argument("--variant", choices=["dev", "heldout"], default="dev",
-                        help="heldout: other wordings and other patients (see variant.py)")
+    parser.add_argument("--variant", choices=["dev", "heldout", "fresh"], default="dev",
+                        help="heldout / fresh: other wordings (variant.py, fresh.py), run with --skip for other patients")
     parser.add_argument("--skip", type=int, default=0, help="leave out the first N eligible patients")
     args = parser.parse_args(argv)
-    if args.variant == "heldout":
-        from evals.consistency import variant
+    if args.variant != "dev":
+        from evals.consistency import fresh, variant
 
-        variant.apply()
+        (variant if args.variant == "heldout" else fresh).apply()
         if args.out == OUT:
-            args.out = OUT.with_name("notes-heldout.jsonl")
+            args.out = OUT.with_name(f"notes-{args.variant}.jsonl")
     notes = build(args.data, args.patients, args.seed, args.rate, args.skip)
     args.out.write_text("".join(json.dumps(n, ensure_ascii=False) + "\n" for n in notes), encoding="utf-8")
     print(summary(notes))

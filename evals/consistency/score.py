@@ -23,6 +23,7 @@ from typing import Any
 
 from fhirqa.consistency import PatientChecker
 from fhirqa.consistency.model import Check
+from fhirqa.store import Store
 
 NOTES = Path(__file__).resolve().parent / "notes.jsonl"
 EXPECTED_FIELD = {"value": "value", "unit": "unit", "time": "time", "existence": "existence", "wrong_drug": "existence"}
@@ -60,8 +61,9 @@ def run(notes: list[dict[str, Any]], db: str) -> tuple[list[dict[str, Any]], lis
     by_patient: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for note in notes:
         by_patient[note["patient_id"]].append(note)
+    con = Store(db).connect()
     for pid, pnotes in by_patient.items():
-        checker = PatientChecker(db, pid)
+        checker = PatientChecker(db, pid, connection=con)
         for note in pnotes:
             started = time.perf_counter()
             report = checker.check(note["text"], note["note_time"], note["note_type"], note["encounter"], note["note_id"])
@@ -79,6 +81,7 @@ def run(notes: list[dict[str, Any]], db: str) -> tuple[list[dict[str, Any]], lis
                     spurious.append({"note": note["note_id"], "check": c.to_json(),
                                      "text": note["text"][c.entity.span[0]:c.entity.span[1]]})
         checker.close()
+    con.close()
     return results, spurious, seconds, checked
 
 

@@ -204,7 +204,7 @@ def progress(w: Writer, obs: dict[str, Obs]) -> None:
     w.note.line("")
     when = w.default
     choice = w.rng.random()
-    if choice < 0.3:
+    if choice < 0.3 and w.enc.start.date() == at.date():  # "today" only when the visit did not cross midnight
         text = w.rng.choice(PHRASES["labs_today"])
         when = rules.narrative_when(text, "today", w.enc, at)
         w.note.line(text)

@@ -20,6 +20,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from fhirqa.agent.patient_rows import StorePatientRows
 from fhirqa.consistency.extract import extract
 from fhirqa.consistency.match import ItemIndex, Match
@@ -59,10 +61,12 @@ def _when(value: datetime | str) -> datetime:
 class PatientChecker:
     """Checks notes of one patient; the record is read once (per view) and reused across notes."""
 
-    def __init__(self, store: Store | str | Path, patient_id: str, backend: Any = None) -> None:
+    def __init__(self, store: Store | str | Path, patient_id: str, backend: Any = None,
+                 connection: duckdb.DuckDBPyConnection | None = None) -> None:
         self.store = store if isinstance(store, Store) else Store(store)
         self.patient_id = patient_id.removeprefix("Patient/")
-        self.rows = StorePatientRows(self.store, self.patient_id)
+        # one connection (``Store.connect()``) can serve many patients; it is then the caller's to close
+        self.rows = StorePatientRows(connection if connection is not None else self.store, self.patient_id)
         self.index = ItemIndex(self.rows)
         self.backend = backend
         self._gazetteer: Gazetteer | None = None
@@ -147,8 +151,8 @@ class PatientChecker:
     def _offsets(self) -> dict[str, str]:
         """Raw DocumentReference dates, so a note's day is read in its own time zone."""
         try:
-            result = self.store.query("SELECT ref, date FROM map_document_reference WHERE patient_id = ?",
-                                      [self.patient_id], con=self.rows._connection(), limit=1_000_000)
+            result = Store(self.store.db).query("SELECT ref, date FROM map_document_reference WHERE patient_id = ?",
+                                                [self.patient_id], con=self.rows._connection(), limit=1_000_000)
         except Exception:  # noqa: BLE001 - no documents: UTC days are used
             return {}
         return {ref: date for ref, date in result.rows if date}

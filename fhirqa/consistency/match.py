@@ -49,20 +49,31 @@ class ItemIndex:
     def __init__(self, rows: Any, lexicon: Lexicon | None = None) -> None:
         self.data = rows
         self.lexicon = lexicon or Lexicon.load()
-        self._resolver = ConceptResolver(
-            codes_of=lambda view: codes_by_item(self.data, view),
-            lexicon=self.lexicon,
-            children_of=lambda view: components_by_panel(self.data, view),
-        )
+        self._resolver = ConceptResolver(codes_of=self._codes_of, lexicon=self.lexicon, children_of=self._children_of)
         self._cache: dict[tuple[str, str, str], Match] = {}
         self._drugs: dict[str, str] | None = None
+        self._names: dict[str, list[str]] = {}
+        self._codes: dict[str, dict[str, set[str]]] = {}
+        self._children: dict[str, dict[str, list[str]]] = {}
 
     def names(self, view: str) -> list[str]:
-        """Distinct item names of a view."""
-        try:
-            return list(self.data.items(view))
-        except Exception:  # noqa: BLE001 - a view missing from a store means no items
-            return []
+        """Distinct item names of a view (read once)."""
+        if view not in self._names:
+            try:
+                self._names[view] = list(self.data.items(view))
+            except Exception:  # noqa: BLE001 - a view missing from a store means no items
+                self._names[view] = []
+        return self._names[view]
+
+    def _codes_of(self, view: str) -> dict[str, set[str]]:
+        if view not in self._codes:
+            self._codes[view] = codes_by_item(self.data, view)
+        return self._codes[view]
+
+    def _children_of(self, view: str) -> dict[str, list[str]]:
+        if view not in self._children:
+            self._children[view] = components_by_panel(self.data, view)
+        return self._children[view]
 
     def find(self, entity: Entity) -> Match:
         """The items an entity names (cached per view, phrase and blood-pressure component)."""

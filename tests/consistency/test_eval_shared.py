@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from evals.consistency import generate, score
+from evals.consistency import score
 from fhirqa.sources import FileSource
 from fhirqa.store import Store, ingest
 
@@ -25,10 +27,17 @@ def test_the_generator_imports_nothing_from_fhirqa():
         assert not re.search(r"^\s*(?:from|import)\s+fhirqa", text, re.M), name
 
 
-def test_committed_sets_are_what_the_generator_writes(shared_synthea, tmp_path):
-    generate.main(["--data", str(shared_synthea), "--out", str(tmp_path / "dev.jsonl")])
-    assert (tmp_path / "dev.jsonl").read_bytes() == (EVALS / "notes.jsonl").read_bytes(), (
-        "evals/consistency/notes.jsonl is stale: run `python -m evals.consistency.generate`")
+@pytest.mark.parametrize(("name", "args"), [
+    ("notes.jsonl", []),
+    ("notes-heldout.jsonl", ["--variant", "heldout", "--skip", "60", "--patients", "40", "--seed", "7"]),
+    ("notes-fresh.jsonl", ["--variant", "fresh", "--skip", "60", "--patients", "40", "--seed", "8"]),
+])
+def test_committed_sets_are_what_the_generator_writes(shared_synthea, tmp_path, name, args):
+    # a process of its own: the variants patch the generator's tables in place
+    subprocess.run([sys.executable, "-m", "evals.consistency.generate", "--data", str(shared_synthea),
+                    "--out", str(tmp_path / name), *args], cwd=EVALS.parents[1], check=True, capture_output=True)
+    assert (tmp_path / name).read_bytes() == (EVALS / name).read_bytes(), (
+        f"evals/consistency/{name} is stale: run `python -m evals.consistency.generate {' '.join(args)}`")
 
 
 def test_the_set_is_big_enough_and_spans_every_kind():
