@@ -175,8 +175,11 @@ class AskService:
             if emit is not None:
                 model = ObservedBackend(model, emit)
             try:
-                return ask(question, patient_id=patient_id, now=now, db=self.config.db, backend=model,
-                           store=self.store).to_dict()
+                answer = ask(question, patient_id=patient_id, now=now, db=self.config.db, backend=model,
+                             store=self.store).to_dict()
+                if answer.get("status") == "error" and attempt == 1 and self.generations.current() != generation:
+                    continue  # a tool may have met the old generation's files vanishing: ask again
+                return answer
             except FhirqaError:
                 raise
             except Exception:
@@ -227,7 +230,8 @@ class AskService:
         if key is not None:
             assert future is not None
             future.set_result(result)
-            self._cache[key] = result
+            if result.get("status") != "error":  # an error may be transient: never serve it again
+                self._cache[key] = result
             while len(self._cache) > self.config.ask_cache_size:
                 self._cache.popitem(last=False)
         return result
