@@ -332,3 +332,14 @@ def supported_views(schema: Schema) -> list[str]:
     d = Dialect(schema.dialect)
     reader = _omop if schema.kind == "omop" else _mimic if schema.kind == "mimic-iii" else None
     return [v for v in VIEWS if reader is not None and reader(schema, d, v)]
+
+
+def domain_tables(schema: Schema, view: str) -> list[str]:
+    """The tables a view reads in this schema (event tables first, then the dictionaries they join)."""
+    d = Dialect(schema.dialect)
+    reader = _omop if schema.kind == "omop" else _mimic if schema.kind == "mimic-iii" else None
+    if reader is None:
+        return []
+    branches = reader(schema, d, view)
+    joined = [j.split()[2] for b in branches for j in b.joins]
+    return list(dict.fromkeys([b.table for b in branches] + joined))

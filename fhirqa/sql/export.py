@@ -16,10 +16,9 @@ from pathlib import Path
 
 from fhirqa.errors import FhirqaError
 from fhirqa.sql.export_tables import CODES, OBSERVATION_ROWS, STANDARD_CONCEPTS, TABLES, vocab
-
-BASE_ID = 2_000_000_000  # the CDM reserves concept ids above two billion for local concepts
 from fhirqa.store import Store
 
+BASE_ID = 2_000_000_000  # the CDM reserves concept ids above two billion for local concepts
 FORMATS = ("duckdb", "csv")
 
 

@@ -17,6 +17,7 @@ Every query fhirqa runs on a relational database, written offline or by a model,
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -212,6 +213,10 @@ def execute(con: Connection, sql: str, params: dict[str, Any] | None = None, *, 
             limit: int = DEFAULT_ROW_LIMIT, internal: bool = False) -> QueryResult:
     """Run prepared SQL with a real time limit and a row cap (no checks: callers check first)."""
     runner = {"duckdb": _run_duckdb, "sqlite": _run_sqlite, "postgres": _run_postgres}[con.dialect]
+    if internal and params and con.dialect != "sqlite":
+        # fhirqa's own catalogue queries name parameters :like_this; the other drivers spell them differently
+        style = r"%(\1)s" if con.dialect == "postgres" else r"$\1"
+        sql = re.sub(r"(?<![:\w]):([A-Za-z_]\w*)", style, sql)
     started = time.perf_counter()
     with con.lock:
         if internal:
