@@ -55,13 +55,15 @@ class Hit:
     text_score: float | None = None  # BM25, when the full-text search found it
 
     def quote(self, query: str) -> str:
-        """The chunk's sentence that best matches ``query`` (words in common, numbers count double)."""
+        """The chunk's sentence that best matches ``query``: query words in common (numbers count double);
+        headers and bare dates are quoted only when nothing else is there."""
         words = _terms(query)
-        best, best_score = "", -1.0
+        best, best_score = "", (-1.0, -1.0)
         for sentence in sentences(self.text.split("\n", 1)[-1]):
             terms = _terms(sentence)
-            score = sum(2.0 if w[0].isdigit() else 1.0 for w in words & terms) + (0.1 if re.search(r"\d", sentence)
-                                                                                  else 0.0)
+            prose = len(re.findall(r"[A-Za-z]{2,}", sentence)) >= 2 and not sentence.startswith("#") \
+                and not sentence.endswith(":")
+            score = (sum(2.0 if w[0].isdigit() else 1.0 for w in words & terms), 1.0 if prose else 0.0)
             if score > best_score:
                 best, best_score = sentence, score
         return best
