@@ -149,7 +149,7 @@ def _write_cache(path: Path, entries: dict[str, TableDescription]) -> Path | Non
 def describe(con: Connection, schema: Schema, *, backend: Any = None, use_cache: bool = True) -> dict[str, TableDescription]:
     """A description of every table (cached on the connection and on disk)."""
     if use_cache and "descriptions" in con.cache:
-        return con.cache["descriptions"]  # type: ignore[no-any-return]
+        return con.cache["descriptions"]
     path = cache_path(con)
     cached = _read_cache(path) if use_cache else {}
     if use_cache and not cached:

@@ -106,14 +106,14 @@ def export_omop(db: str | Path, out: str | Path, fmt: str = "duckdb") -> ExportR
             con.execute(f"ATTACH {_quote(partial)} AS omop")
             for name, sql in tables.items():
                 con.execute(f"CREATE TABLE omop.{name} AS {sql}")
-                report.tables[name] = int(con.execute(f"SELECT count(*) FROM omop.{name}").fetchone()[0])
+                report.tables[name] = int(con.execute(f"SELECT count(*) FROM omop.{name}").fetchall()[0][0])
             con.execute("DETACH omop")
         else:
             partial.mkdir(parents=True)
             for name, sql in tables.items():
                 target = partial / f"{name}.csv"
                 con.execute(f"COPY ({sql}) TO {_quote(target)} (HEADER, DELIMITER ',')")
-                report.tables[name] = int(con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0])
+                report.tables[name] = int(con.execute(f"SELECT count(*) FROM ({sql})").fetchall()[0][0])
     except Exception as exc:
         raise ExportError(f"export to {out} failed: {str(exc).splitlines()[0]}") from exc
     finally:

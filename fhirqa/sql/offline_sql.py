@@ -11,6 +11,7 @@ and stop reasons. Calendar arithmetic (ages, "how long since") is done in Python
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -212,10 +213,8 @@ class Compiler:
         for row in rows:
             self.data.cite(row)
         values = [float(r["value"]) for r in rows]
-        import statistics
-
         op = self.pq.aggregate or "mean"
-        result = {"mean": statistics.fmean, "median": statistics.median, "sum": sum}.get(op, statistics.fmean)(values)
+        result = statistics.median(values) if op == "median" else sum(values) if op == "sum" else statistics.fmean(values)
         units = list(dict.fromkeys(r["unit"] for r in rows if r.get("unit") is not None))
         unit = units[0] if len(units) == 1 else None
         word = {"mean": "average", "median": "median", "sum": "total"}.get(op, op)

@@ -83,7 +83,7 @@ def _func_name(node: exp.Func) -> str:
     return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
 
 
-def check(sql: str, dialect: str) -> exp.Expression:
+def check(sql: str, dialect: str) -> exp.Query:
     """Parse ``sql``: exactly one read-only query, no writes, settings, file or network functions."""
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
@@ -108,7 +108,7 @@ def check(sql: str, dialect: str) -> exp.Expression:
     return tree
 
 
-def scope(tree: exp.Expression, schema: Schema, *, patient: bool = True) -> exp.Expression:
+def scope(tree: exp.Query, schema: Schema, *, patient: bool = True) -> exp.Query:
     """Replace every patient table by its rows for ``:fhirqa_patient``; refuse unknown or unkeyed tables.
 
     With ``patient=False`` (looking a patient up by name, no patient in scope) only the person directory
@@ -147,7 +147,7 @@ def scope(tree: exp.Expression, schema: Schema, *, patient: bool = True) -> exp.
     return tree
 
 
-def _bind_percent_literals(tree: exp.Expression, params: dict[str, Any]) -> None:
+def _bind_percent_literals(tree: exp.Query, params: dict[str, Any]) -> None:
     """PostgreSQL (psycopg) reads ``%`` as a parameter marker: string literals holding one become parameters."""
     for index, literal in enumerate(list(tree.find_all(exp.Literal))):
         if literal.is_string and "%" in literal.this:
@@ -156,7 +156,7 @@ def _bind_percent_literals(tree: exp.Expression, params: dict[str, Any]) -> None
             literal.replace(exp.Placeholder(this=name))
 
 
-def render(tree: exp.Expression, dialect: str, params: dict[str, Any]) -> str:
+def render(tree: exp.Query, dialect: str, params: dict[str, Any]) -> str:
     """The tree as SQL of ``dialect`` (parameters as ``:name`` / ``$name`` / ``%(name)s``)."""
     if dialect == "postgres":
         _bind_percent_literals(tree, params)

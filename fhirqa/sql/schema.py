@@ -250,7 +250,7 @@ def _sample(con: Connection, schema: Schema, samples: int) -> None:
 def discover(con: Connection, *, samples: int = 2, refresh: bool = False) -> Schema:
     """The database's schema (cached on the connection)."""
     if not refresh and "schema" in con.cache:
-        return con.cache["schema"]  # type: ignore[no-any-return]
+        return con.cache["schema"]
     reader = {"sqlite": _tables_sqlite, "duckdb": _tables_duckdb, "postgres": _tables_postgres}[con.dialect]
     tables = reader(con)
     kind, version = detect(tables, con)
