@@ -63,6 +63,23 @@ def shared_connection(store: Store) -> duckdb.DuckDBPyConnection:
         return con
 
 
+_NOTES: dict[str, Any] = {}
+
+
+def shared_notes(store: Store) -> Any | None:
+    """The store's note index (built per patient on first search), or None without the notes extra."""
+    key = str(store.db.resolve())
+    with _CONNECTIONS_LOCK:
+        if key not in _NOTES:
+            try:
+                from fhirqa.notes import NoteIndex
+            except ImportError:  # lancedb not installed: questions are answered from the tables only
+                _NOTES[key] = None
+            else:
+                _NOTES[key] = NoteIndex(store)
+        return _NOTES[key]
+
+
 def _prompt(name: str) -> str:
     return (Path(__file__).parent / "prompts" / f"{name}.md").read_text("utf-8")
 
@@ -93,7 +110,8 @@ def ask(
         children_of=functools.cache(lambda view: components_by_panel(rows, view)),
     )
     ctx = ToolContext(patient_id=patient_id, now=moment, data=rows, resolve=resolver,
-                      directory=None if patient_id is not None else _directory(store))
+                      directory=None if patient_id is not None else _directory(store),
+                      notes=shared_notes(store) if patient_id is not None else None)
 
     label = _patient_label(rows, patient_id)
     routing = planner.route(model, question, moment, label)

@@ -46,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fhirqa: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error worth a message
+        sys.stderr.close()
+        return 0
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
         if args.debug:
             traceback.print_exc()

@@ -17,7 +17,7 @@ from .test_tools_helpers import call, fetch, make_ctx
 TOOL_NAMES = [
     "get_resources", "filter_by_date", "filter_by_value", "sort_records", "get_by_index", "extract_field_value",
     "find_extreme", "aggregate", "count_values", "compare_values", "calculate_difference",
-    "calculate_time_offset", "combine_evidence", "final_answer", "find_patient", "search_notes",
+    "calculate_time_offset", "combine_evidence", "final_answer", "find_patient", "find_in_notes", "search_notes",
 ]
 
 

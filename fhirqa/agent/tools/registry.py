@@ -12,6 +12,7 @@ from fhirqa.agent.tools.compute import aggregate, count_values, find_extreme
 from fhirqa.agent.tools.filters import filter_by_date, filter_by_value
 from fhirqa.agent.tools.final import final_answer
 from fhirqa.agent.tools.lookup import find_patient
+from fhirqa.agent.tools.note_finding import find_in_notes
 from fhirqa.agent.tools.notes import search_notes
 from fhirqa.agent.tools.records import (
     combine_evidence,
@@ -28,7 +29,7 @@ FUNCTIONS: dict[str, ToolFunction] = {
     for f in (
         get_resources, filter_by_date, filter_by_value, sort_records, get_by_index, extract_field_value,
         find_extreme, aggregate, count_values, compare_values, calculate_difference, calculate_time_offset,
-        combine_evidence, final_answer, find_patient, search_notes,
+        combine_evidence, final_answer, find_patient, find_in_notes, search_notes,
     )
 }
 

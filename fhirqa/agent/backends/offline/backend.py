@@ -40,6 +40,15 @@ def read_user_message(messages: list[Message]) -> tuple[str, str, str]:
             names.group("names") if names else "")
 
 
+#: Tools a plan may call on the chance they help; their refusal (no notes here) is an answer, not a failure.
+OPTIONAL_TOOLS = frozenset({"find_in_notes", "search_notes"})
+
+
+def _last_call_name(messages: list[Message]) -> str | None:
+    tools = [m for m in messages if m.role == "tool"]
+    return tools[-1].name if tools else None
+
+
 @register("offline")
 class OfflineBackend:
     """Deterministic tool-calling policy over a parsed question."""
@@ -65,7 +74,8 @@ class OfflineBackend:
             routed = [v for v in pq.views if v in pq.hinted][:2] or pq.views[:1]
             return ModelTurn(text=orjson.dumps({"views": routed, "parse": pq.to_trace()}).decode())
         results = [orjson.loads(m.content) for m in messages if m.role == "tool"]
-        if results and results[-1].get("ok") is False:
+        last_call = _last_call_name(messages)
+        if results and results[-1].get("ok") is False and last_call not in OPTIONAL_TOOLS:
             # A deterministic plan that trips over a tool error is a gap in the plan: say so, do not guess.
             error = results[-1].get("error", "tool error")
             call_args = {"answer": [], "status": "error", "text": f"The offline planner could not finish: {error}"}

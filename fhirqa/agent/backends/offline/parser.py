@@ -65,6 +65,8 @@ _STOP = set(
     daily dose doses dosage per each a day/ mg done had having been new kind type types was
     healthcare health-care medical orders order ordered written file on-file documented any kind sort
     still anymore presently present also again ago last-known known age averaged calendar readings
+    reporting report reported complain complained complaining complaints feel feeling felt symptom symptoms
+    mention mentioned notes note documented
     reading checked labs can could you pull show tell get find give see look need want know
     allergy allergies allergic intolerance intolerances reaction reactions
     mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has holding steady flat
@@ -277,6 +279,11 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     if re.search(r"\b(?:blood ?work|blood tests?|labs?|lab work|lab tests?|lab results?)\b", text) and not re.search(
         r"\b(?:a1c|glucose|potassium|sodium|creatinine|cholesterol|hemoglobin)\b", text):
         pq.category = "laboratory"
+    if re.search(r"\b(?:report(?:ed|s)?|complain\w*|c/o|feel\w*|felt|symptoms?|mention\w*|in (?:the|her|his|my) notes?|"
+                 r"notes? (?:say|said|mention)|present(?:ed|ing)? with|chief complaint|document\w* (?:in|as))\b", text) \
+            and not re.search(r"\bhow many\b|\bcount\b", text):
+        pq.intent = "note_finding"
+        return
     if re.search(r"\bhow old\b|\bage\b|\byears old\b", text):
         # "how old was she when diagnosed with X", "age at X diagnosis": the age at an event
         at_event = re.search(r"\b(?:when|at (?:the time of|her|his|their|the)?|at)\b.*\b(?:diagnos\w*|dx\S*|had|got|started|began|underw\w*|received|was given)\b|"

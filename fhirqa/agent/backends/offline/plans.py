@@ -92,6 +92,29 @@ def _row(result: dict[str, Any]) -> dict[str, Any]:
     return result.get("row") or {}
 
 
+def notes_answer(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Call | None]:
+    """When the tables hold nothing: what the notes say, quoted, or None (then the answer is no-data)."""
+    if pq.intent not in ("value", "exists", "note_finding", "time_of") or not pq.entity:
+        return None
+    args: dict[str, Any] = {"question": pq.text}
+    if pq.window and pq.window.start:
+        args["start"] = _iso(pq.window.start)
+    if pq.window and pq.window.end:
+        args["end"] = _iso(pq.window.end)
+    found = yield ("find_in_notes", args)
+    if not found.get("found"):
+        return None
+    where = f"{found.get('note_type') or 'note'} of {_day(found.get('time'))}"
+    if found.get("kind") == "finding":
+        said = "documented" if found["value"] else "documented as absent"
+        return final([bool(found["value"])], f"{'Yes' if found['value'] else 'No'}: {found['target']} is {said} in the "
+                     f"{where}: \"{found['quote']}\"")
+    if pq.intent == "exists":
+        return final([True], f"Yes, in the {where}: \"{found['quote']}\"")
+    return final([found["value"]], f"From the {where} (not in the structured record): \"{found['quote']}\"",
+                 unit=found.get("unit"))
+
+
 def _no_match(pq: ParsedQuestion, what: str) -> Call:
     near = next((n[len("candidates: "):] for n in pq.notes if n.startswith("candidates: ")), "")
     hint = f" The closest items in the record are: {near}." if near else ""
@@ -160,7 +183,8 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
     found = (yield from encounter_records(pq)) or (
         yield from find_records(pq, numeric=numeric or None, category=pq.category if not pq.entity else None))
     if found is None:
-        return _no_match(pq, what)
+        from_notes = yield from notes_answer(pq)
+        return from_notes or _no_match(pq, what)
     view, result = found
     if result.get("ambiguous"):
         return _ambiguous(result, pq.entity)
@@ -336,6 +360,10 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
     pointed = [v for v in pq.views if v in pq.hinted or v in pq.lexicon_views]
     located = located or (yield from find_records(pq, views=pointed or None))
     if located is None:
+        from_notes = yield from notes_answer(pq)
+        if from_notes is not None:
+            yield from_notes
+            return
         searched = ", ".join(pointed or pq.views[:4])
         yield final([False], f"No: nothing matching '{pq.entity}' in the record (searched {searched}).")
         return
@@ -762,10 +790,19 @@ def plan_lookup(pq: ParsedQuestion) -> Plan:
     yield final([p["patient_id"]], f"{p['name']}, born {p['birth_date']}: Patient/{p['patient_id']}.")
 
 
+def plan_note_finding(pq: ParsedQuestion) -> Plan:
+    """Symptoms, complaints and what was documented: answered from the notes, quoted."""
+    from_notes = yield from notes_answer(pq)
+    if from_notes is not None:
+        yield from_notes
+        return
+    yield final([], "Not documented in the notes available for this patient.", status="no-data")
+
+
 _PLANS = {
     "value": plan_value, "aggregate": plan_aggregate, "count": plan_count, "exists": plan_exists,
     "threshold": plan_threshold, "time_of": plan_time_of, "time_since": plan_time_since, "change": plan_change,
     "trend": plan_trend, "daily_dose": plan_daily_dose, "after_drug": plan_after_drug, "active_list": plan_active_list,
     "list_items": plan_list_items, "age": plan_age, "demographic": plan_demographic, "age_at": plan_age_at,
-    "active_check": plan_active_check, "lookup": plan_lookup,
+    "active_check": plan_active_check, "lookup": plan_lookup, "note_finding": plan_note_finding,
 }
