@@ -32,7 +32,6 @@ MERGE_MEMORY = os.environ.get("FHIRQA_MERGE_MEMORY", "128MB")
 _STORE_PARQUET = "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE_BYTES '16MB'"
 _ROW_GROUP_BYTES = 16 << 20  # row groups of about this size (in memory): small enough for per-patient reads
 _CHUNK = 50_000  # decided rows handed to DuckDB at a time
-_MAP_TABLE = re.compile(r"\bmap_[a-z0-9_]+\b")
 
 
 def _memory_bytes(setting: str) -> int:
@@ -42,7 +41,7 @@ def _memory_bytes(setting: str) -> int:
     return int(float(match.group(1)) * 1024 ** " KMGT".index((match.group(2) or " ").upper()))
 
 
-#: Rows of one sort range (estimated bytes in memory): a quarter of the merge memory.
+#: Rows of one sort range (estimated bytes in memory): a quarter of the merge memory (Arrow sorts a copy).
 SORT_RANGE_BYTES = _memory_bytes(MERGE_MEMORY) // 4
 _MAX_RANGES = 1024
 
@@ -423,7 +422,7 @@ def _build_views(
         digest = hashlib.blake2b(sql.encode(), digest_size=6).hexdigest()
         key = f"view/{name}"
         previous = tables.get(key)
-        reads = set(_MAP_TABLE.findall(sql))
+        reads = {m.table for m in mappings.values() if re.search(rf"\b{re.escape(m.table)}\b", sql)}
         if (
             changed_maps is not None
             and previous is not None

@@ -62,7 +62,7 @@ def _verdict(call: Any) -> str | None:
     return None
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(_RESOURCES, st.integers(min_value=1, max_value=12))
 def test_the_checked_walk_rejects_exactly_what_check_resource_rejects(resource, max_string):
     columns = FactColumns()
@@ -108,7 +108,7 @@ _REF_TREE = st.recursive(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(_REF_TREE)
 def test_the_fast_reference_rewrite_matches_the_recursive_one(tree):
     full_urls = {"urn:uuid:a": "Patient/a", "urn:uuid:b": "Encounter/b"}

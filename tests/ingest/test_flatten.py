@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fhirqa.normalize.flatten import FactColumns, flatten, unflatten
@@ -27,11 +27,13 @@ resources = st.dictionaries(keys, json_values, min_size=1, max_size=6).map(
 )
 
 
+@settings(deadline=None)
 @given(resources)
 def test_flatten_then_unflatten_returns_the_same_resource(resource):
     assert unflatten(flatten(resource)) == resource
 
 
+@settings(deadline=None)
 @given(resources)
 def test_every_primitive_becomes_exactly_one_fact(resource):
     def count(node):
