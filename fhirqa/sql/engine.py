@@ -36,9 +36,15 @@ def open_database(target: str | Path | Connection) -> Connection:
     if isinstance(target, Connection):
         return target
     key = str(target)
+    path = Path(key)
+    if path.is_file():  # a file replaced since it was opened (a new export) is opened again
+        stat = path.stat()
+        key = f"{key}|{stat.st_mtime_ns}|{stat.st_size}"
     with _OPEN_LOCK:
         con = _OPEN.get(key)
         if con is None:
+            for old in [k for k in _OPEN if k.split("|")[0] == str(target)]:
+                _OPEN.pop(old).close()
             con = _OPEN[key] = connect(target)
         return con
 

@@ -39,16 +39,25 @@ def _key_column(schema: Schema) -> tuple[str, str] | None:
         return "person", "person_id"
     if schema.kind == "mimic-iii" and "patients" in schema.tables:
         return "patients", "subject_id"
+    for table in ("patients", "patient", "person", "persons"):  # an unknown schema's patient directory, if it has one
+        key = schema.patient_key(table) if table in schema.tables else None
+        if key:
+            return table, key
     return None
 
 
 def find_key(con: Connection, schema: Schema, patient_id: str) -> Any | None:
     """The patient key value for ``patient_id`` (a key, or an OMOP ``person_source_value``), or None."""
     located = _key_column(schema)
-    if located is None:
-        return None
-    table, key = located
     text = str(patient_id).strip().removeprefix("Patient/")
+    if located is None:
+        # an unknown schema without a patient table: the id is taken as given, every patient table is scoped by it
+        return text if schema.kind == "unknown" and schema.patient_keys() else None
+    table, key = located
+    if schema.kind == "unknown":
+        rows = run_directory(con, schema, f"SELECT {key} FROM {table} WHERE CAST({key} AS TEXT) = :pid", {"pid": text},
+                             limit=1).rows
+        return rows[0][0] if rows else None
     if schema.kind == "omop" and schema.tables["person"].has("person_source_value"):
         rows = run_directory(con, schema, "SELECT person_id FROM person WHERE person_source_value = :pid",
                              {"pid": text}, limit=2).rows
@@ -77,6 +86,8 @@ def load_person(con: Connection, schema: Schema, key: Any) -> Person:
         rows = run_scoped(con, schema, sql, patient_value=key, limit=1).records()
         return rows[0] if rows else {}
 
+    if schema.kind == "unknown":
+        return Person(key, str(key), "")
     if schema.kind == "mimic-iii":
         row = one("SELECT * FROM patients")
         death = as_utc(row.get("dod"))

@@ -251,6 +251,8 @@ def discover(con: Connection, *, samples: int = 2, refresh: bool = False) -> Sch
     """The database's schema (cached on the connection)."""
     if not refresh and "schema" in con.cache:
         return con.cache["schema"]
+    for stale in ("prepared", "descriptions"):  # both depend on the schema
+        con.cache.pop(stale, None)
     reader = {"sqlite": _tables_sqlite, "duckdb": _tables_duckdb, "postgres": _tables_postgres}[con.dialect]
     tables = reader(con)
     kind, version = detect(tables, con)

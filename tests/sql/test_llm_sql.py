@@ -92,3 +92,22 @@ def test_three_retries_then_an_error(con):
     model = Scripted([sql("SELECT nothing FROM nowhere")] * 4)
     answer = ask_sql("What was his last potassium?", patient_id="10006", now=NOW, connection=con, backend=model)
     assert answer.status == "error" and len(answer.trace["attempts"]) == 4 and answer.answer == []
+
+
+def test_an_unknown_schema_is_answered_by_the_model_with_the_patient_scoped(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "clinic.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE lab_results (id INTEGER PRIMARY KEY, patient_id TEXT, test TEXT, value REAL, taken_at TEXT)")
+    db.executemany("INSERT INTO lab_results VALUES (?, ?, ?, ?, ?)", [(1, "p1", "potassium", 4.2, "2020-01-01 10:00:00"),
+                                                                         (2, "p2", "potassium", 6.1, "2020-02-01 10:00:00")])
+    db.commit()
+    db.close()
+    model = Scripted([sql("SELECT id, value, taken_at FROM lab_results WHERE test = 'potassium' ORDER BY taken_at DESC LIMIT 1"),
+                      json.dumps({"answer": [4.2], "unit": "mmol/L", "status": "answered", "text": "4.2"})])
+    answer = ask_sql("What was the last potassium?", patient_id="p1", now=NOW, connection=path, backend=model)
+    assert answer.answer == [4.2] and answer.trace["schema"] == "unknown schema"
+    assert answer.trace["attempts"][0]["rows"] == 1 and answer.evidence[0].ref == "lab_results/1"
+    offline = ask_sql("What was the last potassium?", patient_id="p1", now=NOW, connection=path)
+    assert offline.status == "refused" and "LLM backend" in offline.text
