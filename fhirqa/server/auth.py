@@ -114,6 +114,8 @@ class TokenValidator:
         if not candidates:
             raise unauthorized("no key of the token's issuer matches its kid")
         claims = self._verify(token, candidates, algorithm, issuer, audience)
+        if claims.get("fhirqa_dev") and not self.config.dev:
+            raise unauthorized("a --dev token is accepted only by a server running with --dev")
         subject = str(claims.get("sub") or "")
         client_id = str(claims.get("client_id") or claims.get("azp") or subject)
         if not subject and not client_id:

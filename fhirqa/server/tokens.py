@@ -28,6 +28,9 @@ ASSERTION_ALGORITHMS = ("RS384", "ES384", "RS256", "ES256", "RS512", "ES512")
 MAX_ASSERTION_LIFETIME_S = 300
 DEV_TOKEN_LIFETIME_S = 12 * 3600
 DEV_SCOPE = "system/*.* system/*.cruds"
+#: Marks a --dev token: accepted only while the server runs with --dev, so one left over from a dev
+#: session is worthless once the same server (same key) runs normally.
+DEV_CLAIM = "fhirqa_dev"
 
 
 class TokenRequestError(Exception):
@@ -79,19 +82,21 @@ class TokenIssuer:
         self._lock = threading.Lock()
 
     def access_token(self, subject: str, client_id: str, scope: str, patient: str | None,
-                     lifetime_s: int) -> str:
+                     lifetime_s: int, *, dev: bool = False) -> str:
         """A signed access token for this server."""
         now = int(time.time())
         claims: dict[str, Any] = {"iss": self.config.public_url, "aud": self.config.expected_audience,
                                   "sub": subject, "client_id": client_id, "scope": scope,
                                   "iat": now, "exp": now + lifetime_s, "jti": uuid.uuid4().hex}
+        if dev:
+            claims[DEV_CLAIM] = True
         if patient:
             claims[self.config.patient_claim] = patient
         return self.key.sign(claims)
 
     def dev_token(self) -> str:
         """The ``--dev`` token: every system scope, twelve hours, for local use only."""
-        return self.access_token("dev", "fhirqa-dev", DEV_SCOPE, None, DEV_TOKEN_LIFETIME_S)
+        return self.access_token("dev", "fhirqa-dev", DEV_SCOPE, None, DEV_TOKEN_LIFETIME_S, dev=True)
 
     def exchange(self, form: dict[str, str]) -> tuple[str, dict[str, Any]]:
         """Answer a ``client_credentials`` token request (form fields): (client id, token response).
