@@ -92,3 +92,25 @@ def test_json_log_lines_carry_extra_fields():
     record.route = "/jobs"
     line = json.loads(JsonFormatter().format(record))
     assert line["message"] == "request" and line["route"] == "/jobs" and line["level"] == "info"
+
+
+def test_ingest_jobs_wait_for_another_writer(tmp_path: Path):
+    """A CLI ingest holding the store's lock makes the job wait its turn, not fail."""
+    from fhirqa.store.layout import writer_lock
+
+    db, state = tmp_path / "db", tmp_path / "state"
+    manager = JobManager(db, state)
+    manager.start()
+    try:
+        with writer_lock(db):
+            job = Job(id="c" * 32, kind="ingest", owner="o", request={"format": "ndjson"})
+            manager.input_path(job.id).write_text(json.dumps(builders.patient("wait-1")) + "\n")
+            manager.submit_ingest(job)
+            time.sleep(1.5)  # longer than one lock retry
+            assert manager.get(job.id).status == "running" and manager.get(job.id).error is None
+        deadline = time.monotonic() + 30
+        while manager.get(job.id).status == "running" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert manager.get(job.id).status == "completed"
+    finally:
+        manager.stop(5)
