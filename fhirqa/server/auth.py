@@ -107,7 +107,7 @@ class TokenValidator:
             raise unauthorized(f"token algorithm {str(algorithm)[:16]!r} is not accepted")
         issuer = unverified.get("iss")
         trusted = self.issuers.get(issuer) if isinstance(issuer, str) else None
-        if trusted is None:
+        if trusted is None or not isinstance(issuer, str):
             raise unauthorized("the token's issuer is not trusted by this server")
         keys, audience = trusted
         candidates = keys.candidates(header.get("kid") if isinstance(header.get("kid"), str) else None)

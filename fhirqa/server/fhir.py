@@ -86,6 +86,7 @@ def read_parameters(body: Any, spec: ParamSpec) -> dict[str, Any]:
         if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
             raise ApiError(400, f"parameter {name!r}: {key} has the wrong JSON type", expression=where)
         if key == "valueReference":
+            assert isinstance(value, dict)
             value = value.get("reference")
             if not isinstance(value, str):
                 raise ApiError(400, f"parameter {name!r}: the reference needs a reference string", expression=where)
@@ -121,7 +122,7 @@ def _evidence(item: dict[str, Any]) -> dict[str, Any]:
 def provenance(answer_id: str, patient_id: str | None, answer: dict[str, Any]) -> dict[str, Any]:
     """The Provenance of an answer: machine-generated, by this software, from the cited records."""
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    sources = []
+    sources: list[dict[str, Any]] = []
     for item in answer.get("evidence", []):
         target = reference_of(str(item.get("ref", "")))
         if target and {"reference": target} not in [s["what"] for s in sources]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import parse_qsl
 
 import anyio
@@ -24,7 +25,7 @@ def _error(exc: TokenRequestError) -> Response:
     return JsonResponse(exc.body(), status_code=exc.status, headers=headers)
 
 
-_TOKEN_ERRORS = {code: {"description": text, "content": {"application/json": {"schema": schemas.TOKEN_ERROR}}}
+_TOKEN_ERRORS: dict[int | str, dict[str, Any]] = {code: {"description": text, "content": {"application/json": {"schema": schemas.TOKEN_ERROR}}}
                  for code, text in ((400, "invalid_request, unsupported_grant_type or invalid_scope"),
                                     (401, "invalid_client"))}
 

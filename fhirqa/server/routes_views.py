@@ -62,7 +62,8 @@ def _read_view(store: Store, view: str, patient: str, since: datetime | None, un
     info = view_info(view)  # UnknownView (404) for a name the catalog does not know
     if view not in store.view_names():
         raise ApiError(404, f"the store has no view {view!r}")
-    where, params = ["patient_id = ?"], [patient]
+    where: list[str] = ["patient_id = ?"]
+    params: list[Any] = [patient]
     if (since or until) and not info.time_field:
         raise ApiError(400, f"view {view} has no time field to filter on", expression=["since"])
     if since is not None:
