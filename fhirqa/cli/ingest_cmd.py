@@ -34,6 +34,10 @@ def register(commands: Any, db_default: str) -> None:
     p.add_argument("--token", help="bearer token for the server (or $FHIRQA_TOKEN)")
     p.add_argument("--smart-client-id", help="SMART Backend Services client id")
     p.add_argument("--smart-key", help="PEM private key file for SMART Backend Services")
+    p.add_argument("--omop", action="store_true",
+                   help="the sources are OMOP CDM CSV folders/zips: load them into DB/omop.duckdb (see `fhirqa omop`)")
+    p.add_argument("--mimic", action="store_true",
+                   help="the sources are MIMIC-III CSV folders/zips: load them into DB/mimic.duckdb")
     p.add_argument("--strict", action="store_true", help="abort (store nothing) at the first bad record")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(handler=run)
@@ -64,8 +68,26 @@ def _sources(args: argparse.Namespace) -> list[Source]:
     return sources
 
 
+def _run_relational(args: argparse.Namespace) -> int:
+    """OMOP / MIMIC sources go to a DuckDB database beside the store, for `fhirqa omop ask`."""
+    from pathlib import Path
+
+    from fhirqa.sql.load import ingest_mimic, ingest_omop
+
+    kind = "mimic" if args.mimic else "omop"
+    out = Path(args.db) / f"{kind}.duckdb"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for source in args.sources:
+        report = (ingest_mimic if args.mimic else ingest_omop)(source, out)
+        print(report.summary())
+    print(f"→ {out} (ask with: fhirqa omop ask QUESTION --database {out} --patient ID)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Ingest and print a summary; exit 1 when records were rejected, 0 otherwise."""
+    if args.omop or args.mimic:
+        return _run_relational(args)
     progress = None
     bar = None
     if sys.stderr.isatty() and not args.json:
