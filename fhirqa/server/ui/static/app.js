@@ -107,6 +107,10 @@ async function search(query) {
   } catch (err) {
     el.results.replaceChildren(h('li', { class: 'error' }, `Search failed: ${err.message}`));
     return [];
+  } finally {
+    // A counter that changes with every finished search, so a same-looking result list still
+    // tells an observer (a test, a screen reader hint) that the search ran.
+    el.results.dataset.searches = String(Number(el.results.dataset.searches || 0) + 1);
   }
 }
 
@@ -212,7 +216,12 @@ function renderAnswer(patientId, answer) {
     : `Records the answer rests on (${evidence.length})`;
   el['evidence-rows'].replaceChildren(...(evidence.length ? evidenceRows(evidence, api.BASE, patientId)
     : [h('tr', { class: 'empty' }, h('td', { colspan: 5, class: 'muted' }, 'No records.'))]));
-  el['plan-body'].replaceChildren(...planContent(answer.trace));
+  try {
+    el['plan-body'].replaceChildren(...planContent(answer.trace));
+  } catch (err) {
+    // The trace's shape varies by backend: an unexpected one must not hide the answer above it.
+    el['plan-body'].replaceChildren(h('p', { class: 'muted' }, `The plan could not be shown: ${err.message}`));
+  }
   show(el.chart, false);
   el.result.dataset.chart = 'pending';
   show(el.result, true);

@@ -165,8 +165,11 @@ export function buildSpec(plan, answer, obsRows, medRows) {
   if (plan.meds.length) {
     spec.meds = medLanes(plan.meds, medRows, evidence);
     parts.push(`medications: ${plan.meds.join(', ')}`);
-    legend.push({ cls: 'sw-order', label: 'order (request)' }, { cls: 'sw-dispense', label: 'dispense' },
-      { cls: 'sw-admin', label: 'administration' });
+    // Only the kinds of marks the chart really has.
+    const events = spec.meds.flatMap((lane) => lane.events.map((e) => e.kind));
+    if (spec.meds.some((lane) => lane.orders.length)) legend.push({ cls: 'sw-order', label: 'order or statement (start – end)' });
+    if (events.includes('dispense')) legend.push({ cls: 'sw-dispense', label: 'dispense' });
+    if (events.includes('administration')) legend.push({ cls: 'sw-admin', label: 'administration' });
   }
   if (plan.window) {
     parts.push(`window ${isoDay(plan.window.start)} to ${isoDay(plan.window.end)}${plan.emptyWindow ? ' (no data in it)' : ''}`);

@@ -67,12 +67,14 @@ export function answerValues(answer) {
 
 /** Evidence rows: time, item, value, unit, source (link to the raw resource). */
 export function evidenceRows(evidence, base, patientId) {
+  // data-label: narrow screens show each row as a card with the column names (see style.css).
   return evidence.map((row) => h('tr', { 'data-ref': row.ref },
-    h('td', { class: 'c-time' }, h('time', { datetime: row.time || '' }, fmtTime(row.time) || '—')),
-    h('td', { class: 'c-item' }, row.label || row.field || '—'),
-    h('td', { class: 'c-value' }, fmtValue(row.value)),
-    h('td', { class: 'c-unit' }, row.unit || ''),
-    h('td', { class: 'c-source' }, resourceLink(base, patientId, row.ref), h('span', { class: 'field' }, row.field || ''))));
+    h('td', { class: 'c-time', 'data-label': 'Time (UTC)' }, h('time', { datetime: row.time || '' }, fmtTime(row.time) || '—')),
+    h('td', { class: 'c-item', 'data-label': 'Item' }, row.label || row.field || '—'),
+    h('td', { class: 'c-value', 'data-label': 'Value' }, fmtValue(row.value)),
+    h('td', { class: 'c-unit', 'data-label': 'Unit' }, row.unit || ''),
+    h('td', { class: 'c-source', 'data-label': 'Source' },
+      h('div', {}, resourceLink(base, patientId, row.ref), h('span', { class: 'field' }, row.field || '')))));
 }
 
 /** One tool call as a line: name(arguments) → what came back. */
@@ -82,7 +84,9 @@ function toolCall(call, index) {
   const bits = [];
   if (r.ok === false) bits.push(`error: ${r.error || 'failed'}`);
   if (r.count !== undefined) bits.push(`${r.count} row${r.count === 1 ? '' : 's'}`);
-  if (r.items && r.items.length) bits.push(r.items.slice(0, 3).join('; ') + (r.items.length > 3 ? '; …' : ''));
+  // items is a list of names, or a summary string ("<10 entries>") when the list was long.
+  if (Array.isArray(r.items) && r.items.length) bits.push(r.items.slice(0, 3).join('; ') + (r.items.length > 3 ? '; …' : ''));
+  else if (typeof r.items === 'string') bits.push(r.items);
   if (r.time_range) bits.push(`${fmtDay(r.time_range.earliest)} – ${fmtDay(r.time_range.latest)}`);
   if (r.window) bits.push(`window ${fmtDay(r.window.start)} – ${fmtDay(r.window.end)}`);
   if (r.row && r.row.ref) bits.push(r.row.ref);
