@@ -10,7 +10,16 @@ import anyio
 from fastapi import Depends, FastAPI
 
 from fhirqa import __version__
-from fhirqa.server import routes_ask, routes_auth, routes_ingest, routes_jobs, routes_meta, routes_views, ui
+from fhirqa.server import (
+    routes_ask,
+    routes_auth,
+    routes_check,
+    routes_ingest,
+    routes_jobs,
+    routes_meta,
+    routes_views,
+    ui,
+)
 from fhirqa.server.asking import AskService
 from fhirqa.server.audit import AuditLog
 from fhirqa.server.auth import TokenValidator
@@ -77,7 +86,7 @@ def create_app(config: ServerConfig, state: ServerState | None = None) -> FastAP
     )
     app.state.server = state
     install_error_handlers(app)
-    for module in (routes_meta, routes_auth, routes_ask, routes_views, routes_ingest, routes_jobs, ui):
+    for module in (routes_meta, routes_auth, routes_ask, routes_check, routes_views, routes_ingest, routes_jobs, ui):
         app.include_router(module.router)
 
     def body_limit(path: str) -> int:

@@ -52,6 +52,15 @@ def _requests(method: str, path: str, a: str, b: str, b_job: str, a_job: str) ->
         ("GET", "/Patient/{id}/$ask/stream"): [{"path": {"id": b}, "params": {"question": "last A1c", "now": NOW}},
                                                {"path": {"id": a}, "params": {"question": "last A1c"},
                                                 "control": True}],
+        ("POST", "/api/patients/{id}/check-consistency"): [
+            {"path": {"id": b}, "json": {}},
+            {"path": {"id": b}, "json": {"text": "K 4.1 today.", "time": NOW}},
+            {"path": {"id": a}, "json": {"text": "K 4.1 today.", "time": NOW}, "control": True}],
+        ("POST", "/Patient/{id}/$check-consistency"): [
+            {"path": {"id": b}, "json": {"resourceType": "Parameters", "parameter": []}, "headers": FHIR},
+            {"path": {"id": a}, "json": {"resourceType": "Parameters", "parameter": [
+                {"name": "text", "valueString": "K 4.1 today."}, {"name": "time", "valueDateTime": NOW}]},
+             "headers": FHIR, "control": True}],
         ("GET", "/views"): [{}],
         ("GET", "/Patient/{id}/views/{view}"): [
             *[{"path": {"id": b, "view": v}} for v in VIEWS],
