@@ -58,6 +58,21 @@ def operation_definitions() -> dict[str, dict[str, Any]]:
                            _param("type", "in", "code", 0, "*", "Resource types to read"),
                            _param("token", "in", "string", 0, "1", "Bearer token for that server (never stored)"),
                        ]),
+        "check-consistency": _opdef(
+            "check-consistency", "Check a note against the record", "Compare the values, units, times and "
+            "existence claims of a clinical note with the patient's structured record, entity by entity.",
+            ["Patient"], False, True, [
+                _param("note", "in", "Reference", 0, "1", "A note of the patient (omit: every note)"),
+                _param("text", "in", "string", 0, "1", "A note's text, checked instead of a stored note"),
+                _param("time", "in", "dateTime", 0, "1", "The note's time (required with text)"),
+                _param("type", "in", "string", 0, "1", "Note type: progress, nursing, admission, discharge…"),
+                _param("report", "out", None, 0, "*", "One report per note", [
+                    _param("note", "out", "Reference", 0, "1", "The note checked"),
+                    _param("inconsistent", "out", "integer", 1, "1", "Entities that disagree with the record"),
+                    _param("checked", "out", "integer", 1, "1", "Entities checked"),
+                    _param("detail", "out", "string", 1, "1", "The full report (JSON)"),
+                ]),
+            ]),
         "viewdefinition-run": _opdef(
             "viewdefinition-run", "Run a ViewDefinition", "Run a posted SQL-on-FHIR v2 ViewDefinition over the "
             "store's resources of its type.", [], True, False, [
@@ -120,7 +135,8 @@ def capability_statement(config: ServerConfig) -> dict[str, Any]:
                 "extension": [oauth],
             },
             "resource": [{"type": "Patient", "operation": [
-                {"name": "ask", "definition": ops["ask"]["url"]}]}],
+                {"name": "ask", "definition": ops["ask"]["url"]},
+                {"name": "check-consistency", "definition": ops["check-consistency"]["url"]}]}],
             "operation": [{"name": code, "definition": op["url"]} for code, op in ops.items() if op["system"]],
         }],
     }
