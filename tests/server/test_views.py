@@ -80,7 +80,7 @@ def test_discovery_documents(server):
         assert {op["name"] for op in rest["operation"]} >= {"ask", "ingest", "pull", "viewdefinition-run"}
         assert rest["resource"][0]["operation"][0]["name"] == "ask"
         listing = http.get("/OperationDefinition").json()
-        assert listing["total"] == 4
+        assert listing["total"] == 5  # ask, ingest, pull, check-consistency, viewdefinition-run
         ask = http.get("/OperationDefinition/fhirqa-ask").json()
         assert ask["code"] == "ask" and ask["instance"] is True
         assert {p["name"] for p in ask["parameter"]} >= {"question", "now", "backend", "evidence", "provenance"}
