@@ -176,7 +176,8 @@ class Page:
         self.js("document.getElementById('result').dataset.chart = 'asking'")
         self.find("#ask-button").click()
         self.wait(lambda: self.js("return document.getElementById('result').dataset.chart")
-                  not in ("asking", "pending") or self.js("return document.getElementById('status').classList.contains('error')"),
+                  not in ("asking", "pending") or self.js("return document.getElementById('status').classList.contains('error')")
+                  or self.visible("#login"),
                   f"the answer to {question!r}")
         self.idle()
 

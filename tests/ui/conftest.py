@@ -3,7 +3,8 @@
 - ``ui_server``: one server for the module over a private copy of the sample store; patient A
   (Linda Taylor) has a registered patient-bound client, patient B is Mei Wilson.
 - ``browser``: one Chromium for the whole UI session (fresh profile); tests that need it skip with
-  the reason when Selenium, ``/usr/bin/chromium`` or ``/usr/bin/chromedriver`` is missing.
+  the reason when Selenium, ``/usr/bin/chromium`` or ``/usr/bin/chromedriver`` is missing (fail
+  instead when ``FHIRQA_UI_REQUIRE_BROWSER`` is set, as CI should).
 - ``page``: the page object on that browser, pointed at ``ui_server``; the browser console is
   checked after each test for script errors and Content-Security-Policy violations.
 - ``artifacts``: where screenshots go (``artifacts/ui/`` in the repository, gitignored; or
@@ -12,6 +13,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,7 +47,11 @@ def browser() -> Iterator[Any]:
     """A headless Chromium (skips with the reason when it cannot run here)."""
     reason = find_browser()
     if reason:
-        pytest.skip(f"UI browser tests need Chromium: {reason}")
+        message = f"UI browser tests need Chromium: {reason}"
+        # Where the browser is part of the setup (CI), its absence is a failure, not a skip.
+        if os.environ.get("FHIRQA_UI_REQUIRE_BROWSER"):
+            pytest.fail(message)
+        pytest.skip(message)
     profile = fresh_profile()
     driver = start_browser(profile)
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import fhirqa
-from tests.ui.browser import Page
+from tests.ui.browser import SAVED, Page
 
 A, B = "Linda Taylor", "Mei Wilson"
 AS_OF = "2026-06-30"
@@ -142,6 +142,13 @@ def test_trend_over_a_window_with_a_chart(page: Page, ui_server, ids, artifacts:
     assert point.get_attribute("tabindex") == "0" and "used in the answer" in point.get_attribute("aria-label")
     page.screenshot(artifacts / "trend.png")
     page.element_screenshot("#chart", artifacts / "trend-chart.png")
+    # The plan: collapsed under the answer, opened from the keyboard.
+    from selenium.webdriver.common.keys import Keys
+
+    page.find("#plan summary").send_keys(Keys.ENTER)
+    page.wait(lambda: page.find("#plan").get_attribute("open") is not None, "the plan to open")
+    assert page.find("#tool-calls").is_displayed() and "filter_by_date" in page.text("#tool-calls")
+    page.element_screenshot("#plan", artifacts / "trend-plan.png")
 
 
 def test_no_data_in_the_window(page: Page, ui_server, ids, artifacts: Path):
@@ -223,7 +230,12 @@ def test_small_screen_has_no_sideways_scrolling(page: Page, ui_server, ids, arti
         assert overflow <= 0, overflow
         svg_width = page.js("return document.querySelector('#chart svg').getBoundingClientRect().width")
         assert svg_width <= 390
+        # The whole page at phone width: the emulated screen grows to the page's height for the shot.
+        height = page.js("return document.documentElement.scrollHeight")
+        page.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                    {"width": 390, "height": min(height, 6000), "deviceScaleFactor": 1, "mobile": True})
         page.driver.save_screenshot(str(artifacts / "phone.png"))
+        SAVED.append(artifacts / "phone.png")
     finally:
         page.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
@@ -267,3 +279,20 @@ def test_dev_mode_signs_in_without_pasting(browser, sample_store: Path, keys, tm
         # The token was read into memory and its <meta> element removed from the page.
         assert page.js("return document.querySelector('meta[name=\"fhirqa-dev-token\"]')") is None
         assert len(page.result_names()) == 5
+
+
+def test_refused_and_expiring_tokens(page: Page, ui_server, ids):
+    import time
+
+    page.sign_in("not-a-token")
+    assert page.visible("#login-error") and "not a well-formed JWT" in page.text("#login-error")
+    assert not page.visible("#workspace")
+    # A token inside the server's 30 s clock-skew leeway for ~3 more seconds: it works, then it does not.
+    page.sign_in(ui_server.token("system/*.rs", expires_in=-27))
+    assert page.search("Linda") == [A]
+    page.pick(A)
+    time.sleep(3.5)
+    page.ask(LATEST, AS_OF)
+    page.wait(lambda: page.visible("#login"), "the page to ask for a new token")
+    assert "expired" in page.text("#login-error") and not page.visible("#workspace")
+    assert page.text("#patient-name") == "" or not page.visible("#patient")

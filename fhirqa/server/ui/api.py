@@ -70,7 +70,7 @@ async def search(request: Request, principal: SearchCaller,
         raise access.forbidden("searching patients needs a user/ or system/ Patient read scope")
     rows = await anyio.to_thread.run_sync(
         lambda: data.search_patients(state.asker.store, q.strip(), only=only, limit=limit))
-    audit_context(request).detail["results"] = len(rows)
+    audit_context(request).detail["results"] = str(len(rows))
     return JsonResponse({"patients": rows, "limited_to_patient": principal.patient is not None})
 
 

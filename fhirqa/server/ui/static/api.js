@@ -60,7 +60,12 @@ export async function request(method, path, { query, body } = {}) {
     init.body = JSON.stringify(body);
   }
   const response = await fetch(url, init);
-  if (!response.ok) throw new ApiError(response.status, await errorText(response));
+  if (!response.ok) {
+    const error = new ApiError(response.status, await errorText(response));
+    // 401: the token expired or was revoked. The page listens and asks for a new one.
+    if (response.status === 401) window.dispatchEvent(new CustomEvent('fhirqa:unauthorized', { detail: error.message }));
+    throw error;
+  }
   return response.json();
 }
 

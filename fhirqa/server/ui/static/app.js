@@ -81,10 +81,11 @@ async function signIn(token) {
   }
 }
 
-function signOut() {
+function signOut(reason) {
   api.setToken(null);
   Object.assign(state, { session: null, patientId: null, lastChart: null });
-  state.seq += 1;
+  state.seq += 1; // whatever is still in flight is dropped when it lands
+  busy(false);
   document.body.dataset.signedIn = 'false';
   el.who.textContent = '';
   el.results.replaceChildren();
@@ -93,7 +94,13 @@ function signOut() {
   show(el.signout, false);
   show(el.login, true);
   resetPatient();
-  say('Signed out.');
+  say('');
+  if (typeof reason === 'string' && reason) {
+    el['login-error'].textContent = reason;
+    show(el['login-error'], true);
+  } else {
+    show(el['login-error'], false);
+  }
   el.token.focus();
 }
 
@@ -102,7 +109,7 @@ function signOut() {
 async function search(query) {
   try {
     const body = await api.get('ui/api/patients', { q: query });
-    el.results.replaceChildren(...patientResults(body.patients));
+    el.results.replaceChildren(...patientResults(body.patients, state.patientId));
     return body.patients;
   } catch (err) {
     el.results.replaceChildren(h('li', { class: 'error' }, `Search failed: ${err.message}`));
@@ -180,6 +187,9 @@ async function ask(question) {
     if (seq !== state.seq) return;
     renderAnswer(patientId, answer);
     say('');
+    // On a short or narrow screen the answer lands below the fold: bring it up (focus stays in
+    // the question field, so a follow-up question is one keystroke away).
+    if (el.result.getBoundingClientRect().top > window.innerHeight * 0.7) el.result.scrollIntoView({ block: 'start' });
     await renderChart(patientId, answer, seq);
   } catch (err) {
     if (seq !== state.seq) return;
@@ -287,7 +297,10 @@ function wire() {
     el.token.value = ''; // out of the DOM at once; only api.js's closure keeps it
     signIn(token);
   });
-  el.signout.addEventListener('click', signOut);
+  el.signout.addEventListener('click', () => signOut());
+  window.addEventListener('fhirqa:unauthorized', (event) => {
+    if (state.session) signOut(`Signed out: ${event.detail}. Paste a new token to go on.`);
+  });
   el['search-form'].addEventListener('submit', (event) => {
     event.preventDefault();
     search(el.search.value);

@@ -17,11 +17,11 @@ export function resourceLink(base, patientId, ref, text) {
     title: `Show ${ref} as recorded`, 'aria-label': `${text || ref}: show the ${String(ref).split('/')[0]} resource` }, text || short);
 }
 
-/** Search results: one button per patient (Enter or Space picks it). */
-export function patientResults(patients) {
+/** Search results: one button per patient (Enter or Space picks it); `current` shows as pressed. */
+export function patientResults(patients, current) {
   if (!patients.length) return [h('li', { class: 'muted' }, 'No patient matches (within what this token may see).')];
   return patients.map((p) => h('li', {},
-    h('button', { type: 'button', class: 'patient-choice', 'data-id': p.id },
+    h('button', { type: 'button', class: 'patient-choice', 'data-id': p.id, 'aria-pressed': String(p.id === current) },
       h('span', { class: 'choice-name' }, p.name),
       h('span', { class: 'choice-meta' },
         [p.birth_date ? `born ${p.birth_date}` : null, p.gender, p.mrn ? `MRN ${p.mrn}` : null].filter(Boolean).join(' · ')))));
