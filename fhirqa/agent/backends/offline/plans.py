@@ -142,10 +142,22 @@ def windowed(pq: ParsedQuestion, handle: str, field: str | None = None) -> Gener
 
 
 def _empty_window(pq: ParsedQuestion, what: str, result: dict[str, Any]) -> Call:
-    span = result.get("input_time_range") or {}
-    latest = span.get("latest") if isinstance(span, dict) else None
-    extra = f" The most recent one is from {_day(latest)}." if latest else ""
+    """No rows in the window: say so, and name the nearest records on either side (the ones cited)."""
     label = pq.window.label if pq.window else ""
+    near = []
+    for key, word in (("nearest_before", "before"), ("nearest_after", "after")):
+        row = result.get(key)
+        if isinstance(row, dict):
+            when = _row_time(row)
+            value, unit = _row_value(str(row.get("view") or "observation"), row)
+            shown = f" ({_with_unit(value, unit)})" if value is not None and not isinstance(value, str) else ""
+            near.append(f"the nearest {word} is from {_day(when)}{shown}")
+    if not near:
+        span = result.get("input_time_range") or {}
+        latest = span.get("latest") if isinstance(span, dict) else None
+        near = [f"the most recent one is from {_day(latest)}"] if latest else []
+    extra = "; ".join(near)
+    extra = f" {extra[0].upper()}{extra[1:]}." if extra else ""
     return final([], f"No {what} {label}.{extra}", status="no-data")
 
 
