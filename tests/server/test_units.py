@@ -55,7 +55,9 @@ def test_interrupted_job_is_requeued_and_completes(tmp_path: Path):
     manager.start()
     try:
         deadline = time.monotonic() + 30
-        while manager.get(job.id).status != "completed" and time.monotonic() < deadline:
+        # The job is marked completed, then its input file is dropped: wait for both (no race under load).
+        while (manager.get(job.id).status != "completed" or (jobs_dir / f"{job.id}.input").exists()) \
+                and time.monotonic() < deadline:
             time.sleep(0.05)
         recovered = manager.get(job.id)
         assert recovered.status == "completed" and recovered.attempts == 2
