@@ -28,6 +28,10 @@ SessionCaller = Annotated[Principal, Depends(authenticated("ui-session", "R"))]
 SearchCaller = Annotated[Principal, Depends(authenticated("ui-patient-search", "E"))]
 HeaderCaller = Annotated[Principal, Depends(authenticated("ui-patient-header", "R"))]
 ResourceCaller = Annotated[Principal, Depends(authenticated("ui-resource-read", "R"))]
+NotesCaller = Annotated[Principal, Depends(authenticated("ui-note-list", "E"))]
+NoteCaller = Annotated[Principal, Depends(authenticated("ui-note-read", "R"))]
+#: The resource types a note can be (the ``note`` view's sources).
+NOTE_TYPES = access.view_types("note")
 PatientId = Path(pattern=ID_PATTERN, description="Patient id")
 #: Header sections and the resource types each one reads.
 SECTIONS: dict[str, tuple[str, ...]] = {
@@ -109,3 +113,30 @@ async def resource(request: Request, principal: ResourceCaller, id: str = Patien
     if found is None:
         raise ApiError(404, f"this patient has no {resource_type}/{resource_id}")
     return FhirResponse(found, headers={"Cache-Control": "no-store"})
+
+
+@router.get("/patients/{id}/notes")
+async def notes(request: Request, principal: NotesCaller, id: str = PatientId) -> Response:  # noqa: A002
+    """The patient's notes with text: ref, time, type, title and length (newest first)."""
+    state = server(request)
+    access.require_read(principal, id, NOTE_TYPES)
+    state.asker.require_patient(id)
+    rows = await anyio.to_thread.run_sync(data.notes, state.asker.store, id)
+    audit_context(request).detail["results"] = str(len(rows))
+    return JsonResponse({"notes": rows})
+
+
+@router.get("/patients/{id}/notes/{resource_type}/{resource_id}")
+async def note(request: Request, principal: NoteCaller, id: str = PatientId,  # noqa: A002
+               resource_type: str = Path(pattern=r"^(DocumentReference|DiagnosticReport)$"),
+               resource_id: str = Path(pattern=ID_PATTERN)) -> Response:
+    """One note of the patient with its text, as the consistency check reads it (404 when not this patient's)."""
+    state = server(request)
+    ref = f"{resource_type}/{resource_id}"
+    audit_context(request).detail["resource"] = ref
+    access.require_read(principal, id, NOTE_TYPES)
+    state.asker.require_patient(id)
+    found = await anyio.to_thread.run_sync(data.note, state.asker.store, id, ref)
+    if found is None:
+        raise ApiError(404, f"this patient has no note {ref}")
+    return JsonResponse(found, headers={"Cache-Control": "no-store"})

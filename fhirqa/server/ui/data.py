@@ -147,3 +147,22 @@ def raw_resource(store: Store, patient_id: str, resource_type: str, resource_id:
         return None
     value = orjson.loads(rows[0]["json"])
     return value if isinstance(value, dict) else None
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime | date) else value
+
+
+def notes(store: Store, patient_id: str) -> list[dict[str, Any]]:
+    """The patient's notes that have text (the ones the consistency check reads), newest first."""
+    sql = ("SELECT ref, time, note_type, title, length(text) AS length FROM note "
+           "WHERE patient_id = ? AND text IS NOT NULL AND text <> '' ORDER BY time DESC NULLS LAST, ref")
+    return [{**row, "time": _iso(row.get("time"))} for row in _query(store, sql, [patient_id], 2000)]
+
+
+def note(store: Store, patient_id: str, ref: str) -> dict[str, Any] | None:
+    """One note of ``patient_id`` with its text (None when the patient has no such note with text)."""
+    sql = ("SELECT ref, time, note_type, title, text FROM note WHERE patient_id = ? AND ref = ? "
+           "AND text IS NOT NULL AND text <> '' ORDER BY time DESC NULLS LAST LIMIT 1")
+    rows = _query(store, sql, [patient_id, ref], 1)
+    return {**rows[0], "time": _iso(rows[0].get("time"))} if rows else None

@@ -7,6 +7,7 @@
 import * as api from './api.js';
 import { drawTimeline } from './chart.js';
 import { buildSpec, chartPlan } from './chartspec.js';
+import { initNotes, resetNotes, showNotes } from './consistency.js';
 import { byId, fmtDay, h, show } from './dom.js';
 import {
   answerValues, demographicFacts, evidenceRows, headerList, patientResults, planContent, statusBadge,
@@ -128,6 +129,7 @@ function resetPatient() {
   show(el.result, false);
   show(el['pick-hint'], true);
   for (const id of ['problems', 'medications', 'allergies', 'patient-facts']) el[id].replaceChildren();
+  resetNotes();
 }
 
 async function selectPatient(patientId) {
@@ -169,6 +171,7 @@ function renderHeader(patientId, header) {
   show(el.patient, true);
   show(el.ask, true);
   show(el.result, false);
+  showNotes(patientId);
 }
 
 // ---------------------------------------------------------------- asking
@@ -341,6 +344,7 @@ function wire() {
 
 function start() {
   bind();
+  initNotes();
   wire();
   busy(false);
   document.body.dataset.signedIn = 'false';
