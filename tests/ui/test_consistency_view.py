@@ -97,14 +97,38 @@ def test_note_highlights_match_the_report(page, ui_server, ids, artifacts: Path)
     for status, n in report["counts"].items():
         assert counts[status].startswith(f"{n} ")
 
-    # The details of an inconsistent entity (a consistent one when none is), opened from the keyboard.
+    # The details of an inconsistent entity (a consistent one when none is), opened from the keyboard,
+    # then of a highlight whose entities were compared with record rows (a lab value, say), by click.
     wanted = "inconsistent" if report["counts"]["inconsistent"] else "consistent"
-    mark = next(m for m in marks if m.get_attribute("data-status") == wanted)
-    page.js("arguments[0].focus()", mark)
+    first = next(m for m in marks if m.get_attribute("data-status") == wanted)
+    with_rows = next(m for m in marks if m.get_attribute("data-status") == "consistent" and any(
+        entities[int(i)]["rows"] and entities[int(i)]["entity"].get("value") is not None
+        for i in m.get_attribute("data-entities").split()))
+    assert_details(page, first, entities, patient, keyboard=True)
+    page.screenshot(artifacts / "consistency-note.png")
+    assert_details(page, with_rows, entities, patient, keyboard=False)
+    page.element_screenshot("#entity-detail", artifacts / "consistency-detail.png")
+    mark = with_rows
+
+    # Close returns the focus to the highlight.
+    page.find("#entity-detail .entity-close").click()
+    page.wait(lambda: not page.visible("#entity-detail"), "the details to close")
+    assert page.js("return document.activeElement.dataset.span") == mark.get_attribute("data-span")
+
+
+def assert_details(page: Page, mark: Any, entities: list[dict[str, Any]], patient: str, *, keyboard: bool) -> None:
+    """Open ``mark``'s detail box; it shows each of its entities' status, fields, reason and compared rows."""
     from selenium.webdriver.common.keys import Keys
 
-    mark.send_keys(Keys.ENTER)
-    page.wait(lambda: page.visible("#entity-detail"), "the entity details")
+    page.js("arguments[0].scrollIntoView({block: 'center'})", mark)
+    if keyboard:
+        page.js("arguments[0].focus()", mark)
+        mark.send_keys(Keys.ENTER)
+    else:
+        mark.click()
+    span = mark.get_attribute("data-span")
+    page.wait(lambda: page.visible("#entity-detail") and page.find("#entity-detail").get_attribute("data-span") == span,
+              "the entity details")
     assert mark.get_attribute("aria-expanded") == "true"
     cards = page.all("#entity-detail .entity-card")
     indices = [int(i) for i in mark.get_attribute("data-entities").split()]
@@ -118,7 +142,8 @@ def test_note_highlights_match_the_report(page, ui_server, ids, artifacts: Path)
         rows = card.find_elements("css selector", "table.compared tbody tr")
         assert [r.get_attribute("data-ref") for r in rows] == [row["ref"] for row in entity["rows"]]
         for tr, row in zip(rows, entity["rows"], strict=True):
-            cells = {c: tr.find_element("css selector", f".c-{c}").get_attribute("textContent") for c in ("time", "item", "value", "unit")}
+            cells = {c: tr.find_element("css selector", f".c-{c}").get_attribute("textContent")
+                     for c in ("time", "item", "value", "unit")}
             moment = next((row[k] for k in ("time", "onset_time", "start_time") if row.get(k)), None)
             assert cells["time"] == (shown_time(moment) if moment else "—")
             assert cells["item"] == (row.get("name") or row.get("medication_name") or "—")
@@ -129,13 +154,6 @@ def test_note_highlights_match_the_report(page, ui_server, ids, artifacts: Path)
             link = tr.find_element("css selector", "a.resource-link")
             kind, rid = row["ref"].split("/")
             assert link.get_attribute("href").endswith(f"/ui/api/patients/{patient}/resources/{kind}/{rid}")
-    page.screenshot(artifacts / "consistency-note.png")
-    page.element_screenshot("#notes", artifacts / "consistency-panel.png")
-
-    # Close returns the focus to the highlight.
-    page.find("#entity-detail .entity-close").click()
-    page.wait(lambda: not page.visible("#entity-detail"), "the details to close")
-    assert page.js("return document.activeElement.dataset.span") == mark.get_attribute("data-span")
 
 
 def test_patient_token_cannot_list_or_read_other_notes(ui_server, ids):
