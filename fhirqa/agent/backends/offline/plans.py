@@ -417,14 +417,30 @@ def plan_threshold(pq: ParsedQuestion) -> Plan:
                 f"{_with_unit(value, unit)} on {_day(row.get('time'))}.")
 
 
-def plan_time_of(pq: ParsedQuestion) -> Plan:
-    """Date of the first / last event."""
+@dataclass
+class Picked:
+    """The first or last row of the question's records, and its view."""
+
+    view: str
+    row: dict[str, Any]
+
+
+def picked_row(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Picked | Call]:
+    """The question's first or last event (by its position), or the final call that says why there is none."""
     got = yield from scoped(pq, f"{_entity_label(pq)} records")
     if not isinstance(got, Scope):
+        return got
+    row = _row((yield ("get_by_index", {"records": got.handle, "index": 0 if pq.position == "first" else -1})))
+    return Picked(got.view, row)
+
+
+def plan_time_of(pq: ParsedQuestion) -> Plan:
+    """Date of the first / last event."""
+    got = yield from picked_row(pq)
+    if not isinstance(got, Picked):
         yield got
         return
-    handle = got.handle
-    row = _row((yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1})))
+    row = got.row
     when = _row_time(row)
     word = "first" if pq.position == "first" else "last"
     name = label(row, pq.entity)
@@ -433,12 +449,11 @@ def plan_time_of(pq: ParsedQuestion) -> Plan:
 
 def plan_time_since(pq: ParsedQuestion) -> Plan:
     """Time elapsed from the last (or first) event until now."""
-    got = yield from scoped(pq, f"{_entity_label(pq)} records")
-    if not isinstance(got, Scope):
+    got = yield from picked_row(pq)
+    if not isinstance(got, Picked):
         yield got
         return
-    handle = got.handle
-    row = _row((yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1})))
+    row = got.row
     when = _row_time(row)
     offset = yield ("calculate_time_offset", {"start": when, "unit": pq.time_unit})
     yield final([offset["value"]], f"{_fmt(offset['value'])} {pq.time_unit} since {label(row, pq.entity)} on {_day(when)}.",
@@ -739,11 +754,11 @@ def plan_demographic(pq: ParsedQuestion) -> Plan:
 def plan_age_at(pq: ParsedQuestion) -> Plan:
     """Age (completed years) at the first (or last) time of an event: "age at diabetes diagnosis"."""
     pq.entity = " ".join(w for w in pq.entity.split() if w not in ("age", "old", "years"))
-    got = yield from scoped(pq, f"{_entity_label(pq)} records")
-    if not isinstance(got, Scope):
+    got = yield from picked_row(pq)
+    if not isinstance(got, Picked):
         yield got
         return
-    row = _row((yield ("get_by_index", {"records": got.handle, "index": 0 if pq.position == "first" else -1})))
+    row = got.row
     when = _row_time(row)
     person = yield ("get_resources", {"view": "patient", "fields": ["name", "birth_date"]})
     born = _row((yield ("get_by_index", {"records": person["handle"], "index": 0, "order_by": "birth_date"})))
