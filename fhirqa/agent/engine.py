@@ -25,7 +25,6 @@ from fhirqa.agent.resolver import ConceptResolver, codes_by_item, components_by_
 from fhirqa.agent.tools import tool_specs
 from fhirqa.agent.tools.base import ToolContext
 from fhirqa.errors import FhirqaError
-from fhirqa.project import data_dir
 from fhirqa.store import Store
 
 _STATUSES = {"answered", "no-data", "ambiguous", "refused", "error"}
@@ -179,4 +178,4 @@ def _finish(answer: Answer, started: float) -> Answer:
     return answer
 
 
-__all__ = ["ask", "data_dir", "parse_now"]
+__all__ = ["ask", "parse_now", "shared_connection", "shared_notes"]
