@@ -32,6 +32,8 @@ MERGE_MEMORY = os.environ.get("FHIRQA_MERGE_MEMORY", "128MB")
 _STORE_PARQUET = "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE_BYTES '16MB'"
 _ROW_GROUP_BYTES = 16 << 20  # row groups of about this size (in memory): small enough for per-patient reads
 _CHUNK = 50_000  # decided rows handed to DuckDB at a time
+#: Columns unique per row (raw JSON, its hash, where it came from): no dictionary, no min/max statistics.
+_UNIQUE_COLUMNS = frozenset({"json", "hash", "origin"})
 
 
 def _memory_bytes(setting: str) -> int:
@@ -294,7 +296,10 @@ def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, 
         for cond in ranges:
             table = con.sql(f"SELECT * FROM _sorted_input WHERE {cond}").to_arrow_table()
             if writer is None:
-                writer = pq.ParquetWriter(path, table.schema, compression="zstd")
+                indexed = [name for name in table.schema.names if name not in _UNIQUE_COLUMNS]
+                writer = pq.ParquetWriter(
+                    path, table.schema, compression="zstd", use_dictionary=indexed, write_statistics=indexed
+                )
             if table.num_rows:
                 writer.write_table(table.sort_by(sort_keys), row_group_size=rows_per_group)
                 written += table.num_rows

@@ -56,6 +56,8 @@ FACT_SCHEMA = pa.schema(
 )
 #: Staging files are read once by the merge and deleted: no compression, no statistics.
 _STAGING_PARQUET = {"compression": "none", "write_statistics": False}
+#: Resource columns worth a dictionary (the JSON, hash, id and origin are unique per row).
+_RESOURCE_DICTIONARY = ["resource_type", "patient_id", "version_id", "last_updated"]
 
 
 def content_hash(resource: dict[str, Any]) -> str:
@@ -261,7 +263,7 @@ class Stager:
         tag = f"{self.batches:06d}"
         for rtype, batch in self._types.items():
             pq.write_table(batch.resource_table(rtype), self.folder / f"resources-{rtype}-{tag}.parquet",
-                           **_STAGING_PARQUET)
+                           use_dictionary=_RESOURCE_DICTIONARY, **_STAGING_PARQUET)
             if len(batch.facts):
                 pq.write_table(batch.facts.to_arrow(FACT_SCHEMA), self.folder / f"facts-{rtype}-{tag}.parquet",
                                **_STAGING_PARQUET)
