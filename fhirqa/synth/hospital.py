@@ -282,54 +282,28 @@ def vanco_trough(sim: Sim, stay: Stay, day: datetime) -> None:
     r = observe.lab(sim, "vanco_trough", t, stay.id, value=level, hospital=True, turnaround_min=40)
     stay.labs.append({"vanco_trough": r})
     if r.value > 20:
-        change = at(day, 9, 0) - MIN
-        meds.stop(vanc, change, "stopped", f"Dose adjusted for vancomycin trough {r.text} ug/mL")
-        pharm = sim.rng.choice(sim.pool["pharmacist"])
-        new = meds.prescribe(
-            sim,
-            "vancomycin",
-            change,
-            stay.id,
-            pharm,
-            "inpatient",
-            vanc.reason_id,
-            dose=1000.0,
-            timing=(1, 24.0, "h"),
-            note=f"Pharmacy-to-dose: trough {r.text} ug/mL",
-        )
-        if new.resource is not None:
-            new.resource["priorPrescription"] = ref(vanc.id)
-        stay.orders.append(new)
-        stay.events.append(
-            f"Vanc trough {r.text} on {md(t)}, supratherapeutic -> decreased to "
-            f"{meds.sig_short('vancomycin', 1000.0, (1, 24.0, 'h'))}"
-        )
+        _redose_vancomycin(sim, stay, vanc, r, at(day, 9, 0) - MIN, 1000.0, (1, 24.0, "h"),
+                           f"Vanc trough {r.text} on {md(t)}, supratherapeutic -> decreased to")
     elif r.value < 10:
-        change = at(day, 13, 0)
-        meds.stop(vanc, change, "stopped", f"Dose adjusted for vancomycin trough {r.text} ug/mL")
-        pharm = sim.rng.choice(sim.pool["pharmacist"])
-        new = meds.prescribe(
-            sim,
-            "vancomycin",
-            change,
-            stay.id,
-            pharm,
-            "inpatient",
-            vanc.reason_id,
-            dose=1250.0,
-            timing=(1, 8.0, "h"),
-            note=f"Pharmacy-to-dose: trough {r.text} ug/mL",
-        )
-        if new.resource is not None:
-            new.resource["priorPrescription"] = ref(vanc.id)
-        stay.orders.append(new)
-        stay.events.append(
-            f"Vanc trough {r.text} on {md(t)} -> increased to {meds.sig_short('vancomycin', 1250.0, (1, 8.0, 'h'))}"
-        )
+        _redose_vancomycin(sim, stay, vanc, r, at(day, 13, 0), 1250.0, (1, 8.0, "h"),
+                           f"Vanc trough {r.text} on {md(t)} -> increased to")
     else:
         stay.events.append(
             f"Vanc trough {r.text} on {md(t)}, therapeutic; continued {meds.sig_short('vancomycin')}"
         )
+
+
+def _redose_vancomycin(sim: Sim, stay: Stay, vanc: MedOrder, r: Result, change: datetime, dose: float,
+                       timing: tuple[int, float, str], event: str) -> None:
+    """Stop the current vancomycin order and have pharmacy re-dose it after a trough."""
+    meds.stop(vanc, change, "stopped", f"Dose adjusted for vancomycin trough {r.text} ug/mL")
+    pharm = sim.rng.choice(sim.pool["pharmacist"])
+    new = meds.prescribe(sim, "vancomycin", change, stay.id, pharm, "inpatient", vanc.reason_id, dose=dose,
+                         timing=timing, note=f"Pharmacy-to-dose: trough {r.text} ug/mL")
+    if new.resource is not None:
+        new.resource["priorPrescription"] = ref(vanc.id)
+    stay.orders.append(new)
+    stay.events.append(f"{event} {meds.sig_short('vancomycin', dose, timing)}")
 
 
 def replete_potassium(sim: Sim, stay: Stay, k: Result) -> None:
