@@ -93,7 +93,12 @@ def _load(path: Path) -> dict[str, ViewInfo]:
 
 def load_catalog(path: Path | None = None) -> dict[str, ViewInfo]:
     """Every view's metadata, from ``views/catalog.json`` (or ``path``)."""
-    return _load(path or data_dir("views") / CATALOG_FILE)
+    return _load(path or _default_catalog_path(data_dir("views")))
+
+
+@lru_cache(maxsize=8)
+def _default_catalog_path(views: Path) -> Path:
+    return views / CATALOG_FILE
 
 
 def view_info(view: str) -> ViewInfo:

@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from fhirqa.agent import planner, specialists
+from fhirqa.agent import planner, row_cache, specialists
 from fhirqa.agent.answer import Answer, Evidence
 from fhirqa.agent.asof import AsOf
 from fhirqa.agent.backends.base import Backend, get_backend
@@ -52,6 +52,11 @@ def shared_connection(store: Store) -> duckdb.DuckDBPyConnection:
     Opening a connection registers every view (tens of ms); reusing it keeps a warm question fast.
     A new generation (after an ingest) gets a new connection; the old one is closed.
     """
+    return shared_connection_at(store)[0]
+
+
+def shared_connection_at(store: Store) -> tuple[duckdb.DuckDBPyConnection, tuple[str, int]]:
+    """:func:`shared_connection` and the (store folder, generation) it reads, read together."""
     key = (str(store.db.resolve()), store.manifest.generation)
     with _CONNECTIONS_LOCK:
         con = _CONNECTIONS.get(key)
@@ -59,7 +64,7 @@ def shared_connection(store: Store) -> duckdb.DuckDBPyConnection:
             for old in [k for k in _CONNECTIONS if k[0] == key[0]]:
                 _CONNECTIONS.pop(old).close()
             con = _CONNECTIONS[key] = store.connect()
-        return con
+        return con, key
 
 
 _NOTES: dict[str, Any] = {}
@@ -101,7 +106,9 @@ def ask(
     question = question.strip()
     if not question:
         return _finish(Answer([], "The question is empty.", status="error", backend=model.name), started)
-    rows = AsOf(StorePatientRows(shared_connection(store).cursor(), patient_id or ""), moment)
+    con, generation = shared_connection_at(store)
+    rows = AsOf(StorePatientRows(con.cursor(), patient_id or "", cache=row_cache.SHARED, generation=generation),
+                moment)
     if patient_id is not None and not rows.rows("patient"):
         return _finish(Answer([], f"No patient {patient_id!r} in this store.", status="error", backend=model.name), started)
     resolver = ConceptResolver(

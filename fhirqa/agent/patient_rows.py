@@ -9,6 +9,7 @@ from typing import Any
 import duckdb
 
 from fhirqa.agent.catalog import load_catalog, view_info
+from fhirqa.agent.row_cache import RowCache
 from fhirqa.errors import FhirqaError
 from fhirqa.store import Store
 
@@ -28,9 +29,12 @@ class StorePatientRows:
 
     ``source`` is a :class:`~fhirqa.store.Store` (a connection is opened on first use and kept) or
     an open DuckDB connection from ``Store.connect()`` (shared with the caller, not closed here).
+    With ``cache`` and ``generation`` (the store folder and the generation the connection reads),
+    rows are shared across questions through the process-wide :class:`RowCache`.
     """
 
-    def __init__(self, source: Store | duckdb.DuckDBPyConnection, patient_id: str) -> None:
+    def __init__(self, source: Store | duckdb.DuckDBPyConnection, patient_id: str, *,
+                 cache: RowCache | None = None, generation: tuple[str, int] | None = None) -> None:
         if isinstance(source, Store):
             self._store, self._con = source, None
         else:
@@ -40,6 +44,8 @@ class StorePatientRows:
         self._own = isinstance(source, Store)
         self.patient_id = patient_id
         self._rows: dict[str, list[dict[str, Any]]] = {}
+        self._cache = cache if generation is not None else None
+        self._generation = generation or ("", 0)
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
@@ -48,6 +54,10 @@ class StorePatientRows:
 
     def rows(self, view: str) -> list[dict[str, Any]]:
         """All rows of ``view`` for the patient, times as aware UTC datetimes (dates stay dates)."""
+        if view not in self._rows and self._cache is not None:
+            cached = self._cache.get((*self._generation, view, self.patient_id))
+            if cached is not None:
+                self._rows[view] = cached
         if view not in self._rows:
             # The view name is interpolated into SQL, so only catalog names get this far.
             info = view_info(view)
@@ -57,6 +67,8 @@ class StorePatientRows:
                 raise FhirqaError(f"patient {self.patient_id} has more than {ROW_LIMIT} {view} rows; "
                                   "fhirqa cannot answer over part of a record")
             self._rows[view] = [{k: _utc(v) for k, v in row.items()} for row in result.records()]
+            if self._cache is not None:
+                self._cache.put((*self._generation, view, self.patient_id), self._rows[view])
         return self._rows[view]
 
     def items(self, view: str) -> list[str]:

@@ -135,6 +135,7 @@ class AskService:
         self.generations = GenerationWatch(self.store)
         self.patients = PatientIndex(self.store, self.generations)
         self.limiter = anyio.CapacityLimiter(config.ask_threads)
+        self.offline_limiter = anyio.CapacityLimiter(config.offline_threads)
         self._cache: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
         self._inflight: dict[tuple[Any, ...], asyncio.Future[dict[str, Any]]] = {}
         self.hits = 0
@@ -212,7 +213,8 @@ class AskService:
         try:
             with anyio.fail_after(self.config.ask_timeout_s):
                 result = await anyio.to_thread.run_sync(self._run, question, patient_id, now, backend, emit,
-                                                        limiter=self.limiter, abandon_on_cancel=True)
+                                                        limiter=self.offline_limiter if backend == "offline"
+                                                        else self.limiter, abandon_on_cancel=True)
         except TimeoutError:
             error = ApiError(504, f"the question took longer than {self.config.ask_timeout_s:g} s")
             if future is not None:

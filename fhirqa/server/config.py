@@ -87,7 +87,11 @@ class ServerConfig:
     pull_allowed: list[str] = field(default_factory=list)  # URL prefixes ingestion may pull from
     audit_log: Path | None = None  # default <state_dir>/audit.ndjson
     audit_questions: bool = True  # question text in the audit log (never in ordinary logs)
-    ask_threads: int = 8
+    ask_threads: int = 8  # questions to remote LLM backends: mostly waiting on the network
+    # Offline questions are CPU-bound Python: the GIL runs one at a time whatever the thread count, and
+    # more threads only share the core, stretching every answer to the slowest. Two let one run while
+    # another waits in DuckDB or LanceDB (which release the GIL); the rest wait their turn in order.
+    offline_threads: int = 2
     ask_cache_size: int = 2048
     ask_timeout_s: float = 120.0
     sync_wait_s: float = 300.0  # a synchronous ingest waits this long, then answers 202 with its job
@@ -242,7 +246,8 @@ def validate(config: ServerConfig) -> None:
         if not (issuer.jwks_url or issuer.jwks_file or issuer.jwks):
             raise ConfigError(f"issuer {issuer.issuer}: give a JWKS (FHIRQA_SERVER_JWKS_URL or _FILE)")
     for number, name in ((config.max_body_bytes, "max_body_bytes"), (config.max_ingest_bytes, "max_ingest_bytes"),
-                         (config.rate_limit_per_minute, "rate_limit_per_minute"), (config.ask_threads, "ask_threads")):
+                         (config.rate_limit_per_minute, "rate_limit_per_minute"), (config.ask_threads, "ask_threads"),
+                         (config.offline_threads, "offline_threads")):
         if number <= 0:
             raise ConfigError(f"{name} must be positive")
     unknown = [b for b in config.allowed_backends if b not in ("offline", "openai", "gemini")]
