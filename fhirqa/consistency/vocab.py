@@ -7,10 +7,12 @@ would otherwise match ordinary words (``K``, ``Na``, ``T``, ``BS``, ``MI``). Eac
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from fhirqa.agent.lexicon import Lexicon
 from fhirqa.consistency import terms
@@ -18,36 +20,28 @@ from fhirqa.consistency import terms
 MAX_WORDS = 16  # record item names are long ("Assessment using alcohol use disorders identification test …")
 _TOKEN = re.compile(r"[A-Za-z0-9&]+")
 
+_DATA = Path(__file__).resolve().parent / "data" / "shorthand.json"
+
+
+@lru_cache(maxsize=1)
+def shorthand_data() -> dict:
+    """The shorthand table (``data/shorthand.json``): aliases, ions, word forms, qualifiers, spellings, ambiguous
+    acronyms. Kept as data so that it grows without code changes."""
+    return json.loads(_DATA.read_text(encoding="utf-8"))
+
+
+_SH = shorthand_data()
 # Note shorthand the project lexicon does not carry: alias → (category, search phrase)
-SHORTHAND: dict[str, tuple[str, str]] = {
-    "gluc": ("lab", "glucose"), "BS": ("lab", "glucose"), "FS": ("lab", "glucose"), "FSBS": ("lab", "glucose"),
-    "A1C": ("lab", "hemoglobin a1c"), "AlkP": ("lab", "alkaline phosphatase"), "alk p": ("lab", "alkaline phosphatase"),
-    "T. bili": ("lab", "bilirubin"), "Trig": ("lab", "triglycerides"), "Tchol": ("lab", "total cholesterol"),
-    "microalbumin/Cr ratio": ("lab", "microalbumin creatinine ratio"),
-    "urine microalbumin/Cr ratio": ("lab", "microalbumin creatinine ratio"),
-    "microalbumin/creatinine ratio": ("lab", "microalbumin creatinine ratio"),
-    "Plt ct": ("lab", "platelets"), "WBC count": ("lab", "leukocytes"), "LDL chol": ("lab", "ldl cholesterol"),
-    "HDL chol": ("lab", "hdl cholesterol"), "LDL-chol": ("lab", "ldl cholesterol"), "HDL-chol": ("lab", "hdl cholesterol"),
-    "XR": ("procedure", "x-ray"), "x-ray": ("procedure", "x-ray"), "radiograph": ("procedure", "x-ray"),
-    "CXR": ("procedure", "chest x-ray"), "sutured": ("procedure", "suture open wound"),
-    "suture": ("procedure", "suture open wound"), "laceration repaired": ("procedure", "suture open wound"),
-    "splint": ("procedure", "bone immobilization"), "splinted": ("procedure", "bone immobilization"),
-    "splinting": ("procedure", "bone immobilization"), "immobilization": ("procedure", "bone immobilization"),
-    "immobilized": ("procedure", "bone immobilization"), "DRE": ("procedure", "digital examination of rectum"),
-    "UCx": ("procedure", "urine culture"), "urine cx": ("procedure", "urine culture"),
-    "blood cx": ("procedure", "blood culture"), "blood cultures": ("procedure", "blood culture"),
-    "PHQ-9": ("procedure", "depression screening"), "depression screen": ("procedure", "depression screening"),
-    "BTL": ("procedure", "tubal ligation"), "polypectomy": ("procedure", "polypectomy"),
-    "pRBC": ("procedure", "transfusion of packed cells"), "transfusion": ("procedure", "transfusion"),
-    "transfused": ("procedure", "transfusion"), "IM epinephrine": ("procedure", "injection of adrenaline"),
-    "epinephrine injection": ("procedure", "injection of adrenaline"), "UA": ("procedure", "urinalysis"),
-    "urinalysis": ("procedure", "urinalysis"), "LP": ("procedure", "lumbar puncture"),
-    "lumbar puncture": ("procedure", "lumbar puncture"), "paracentesis": ("procedure", "paracentesis"),
-    "ablation": ("procedure", "ablation"), "hearing exam": ("procedure", "hearing examination"),
-    "H&P": ("ignore", ""), "PCN": ("medication", "penicillin"), "PCN VK": ("medication", "penicillin V"),
-    "fx": ("condition", "fracture"), "lac": ("condition", "laceration"),
-}
-CASE_SENSITIVE = {"BS", "FS", "XR", "UA", "LP", "DRE", "BTL", "PCN", "lac", "fx"}
+SHORTHAND: dict[str, tuple[str, str]] = {alias: (cat, search) for alias, (cat, search) in _SH["aliases"].items()}
+CASE_SENSITIVE = set(_SH["case_sensitive"])
+IONS: dict[str, str] = _SH["ions"]  # chemical symbol → analyte ("Na" → sodium)
+_WORD_FORMS: dict[str, str] = _SH["word_forms"]
+_QUALIFIERS = frozenset(_SH["qualifiers"])
+_SPELLING = [(re.compile(a), b) for a, b in _SH["spelling"]]
+AMBIGUOUS: dict[str, list[dict]] = _SH["ambiguous"]
+# a charge written after a chemical symbol: Na+, K+, Ca++, Ca2+, Mg2+, Cl-, HCO3-, PO4(3-)
+_CHARGE = re.compile(r"(?:\d?[+\-−]{1,2}|\(\d?[+\-−]\))(?![A-Za-z])")
+_VALUE_NEXT = re.compile(r"[ \t]*[:=~]?[ \t]*[<>]?\d")
 _KIND = {"vital-signs": "vital", "laboratory": "lab", "survey": "vital"}
 _SKIP_TERMS = {"Tobacco smoking status", "Tobacco use"}
 
@@ -77,15 +71,18 @@ class Hit:
 
 
 def normalize(text: str) -> str:
-    """Lower-case tokens, possessives dropped, light plural stemming (like the lexicon)."""
+    """Lower-case tokens, possessives dropped, light plural stemming (like the lexicon), British spellings and
+    truncated word forms of the shorthand table rewritten (``haemoglobin`` → hemoglobin, ``wgt`` → weight)."""
     text = re.sub(r"(?<=\w)['’]s\b", "", text)
     out = []
     for token in _TOKEN.findall(text.lower()):
+        for pattern, repl in _SPELLING:
+            token = pattern.sub(repl, token)
         if len(token) > 4 and token.endswith("ies"):
             token = token[:-3] + "y"
         elif len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
             token = token[:-1]
-        out.append(token)
+        out.append(_WORD_FORMS.get(token, token))
     return " ".join(out)
 
 
@@ -96,12 +93,13 @@ class Gazetteer:
         self.terms: dict[str, list[Term]] = {}
 
     def add(self, alias: str, term: Term) -> None:
-        """Index one alias (the first reading of a key per category wins)."""
+        """Index one alias (the first reading of a key per category wins, unless it requires a spelling: then
+        "HGB" of the shorthand does not hide "haemoglobin" of the lexicon, both read "hemoglobin")."""
         key = normalize(alias)
         if not key or len(key.split()) > MAX_WORDS:
             return
         readings = self.terms.setdefault(key, [])
-        if all(r.category != term.category for r in readings):
+        if all(r.category != term.category or (r.spellings and r.spellings != term.spellings) for r in readings):
             readings.append(term)
 
     def extended(self, extra: Iterable[tuple[str, Term]]) -> Gazetteer:
@@ -113,32 +111,137 @@ class Gazetteer:
         return out
 
     def scan(self, text: str) -> list[Hit]:
-        """Known names in ``text``, longest first, not overlapping."""
+        """Known names in ``text``, longest first, not overlapping. Besides the exact words: a chemical symbol
+        with a charge (``Ca++``, ``Mg2+``, ``HCO3-``), a name carrying qualifiers (``LDL calc``, ``creatinine
+        (serum)``) or inverted after a comma (``cholesterol, total``), a mixed-case symbol in capitals when a
+        value follows (``NA 140``); short ambiguous acronyms are read by their surroundings (:func:`disambiguate`)."""
         tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)
                   if not (m.group(0) in ("s", "S") and m.start() > 0 and text[m.start() - 1] in "'’")]
         norm = [normalize(text[s:e]) or text[s:e].lower() for s, e in tokens]
         hits: list[Hit] = []
         i = 0
         while i < len(tokens):
+            ion = self._ion(text, tokens[i])
+            if ion is not None:
+                hits.append(ion)
+                i += 1
+                continue
             for width in range(min(MAX_WORDS, len(tokens) - i), 0, -1):
                 start, end = tokens[i][0], tokens[i + width - 1][1]
                 if width > 1 and "\n" in text[start:end]:
                     continue
-                readings = self.terms.get(" ".join(norm[i:i + width]))
-                if not readings:
+                found = self._lookup(text, tokens[i:i + width], norm[i:i + width])
+                if found is None:
                     continue
-                written = text[start:end]
-                end = end + 1 if end < len(text) and text[end] == "+" and written in ("K", "Na") else end
-                usable = [r for r in readings if not r.spellings or _spelled(written, r.spellings)]
-                if usable:
-                    best = usable[0]
-                    hits.append(Hit(start, end, text[start:end], best.category, best.search, best.source,
-                                    tuple(usable[1:])))
-                    i += width
-                    break
+                hit, key = found
+                hit = disambiguate(text, hit, key)
+                if hit is not None:
+                    hits.append(hit)
+                i += width
+                break
             else:
                 i += 1
         return hits
+
+    def _lookup(self, text: str, toks: list[tuple[int, int]], norm: list[str]) -> tuple[Hit, str] | None:
+        start, end = toks[0][0], toks[-1][1]
+        lo, hi = 0, len(toks)
+        readings = self.terms.get(" ".join(norm))
+        if not readings and len(toks) > 1 and re.fullmatch(r"[\s,()/.-]*", _gaps(text, toks)):
+            while lo < hi and norm[lo] in _QUALIFIERS:
+                lo += 1
+            while hi > lo and norm[hi - 1] in _QUALIFIERS:
+                hi -= 1
+            if lo < hi and (lo, hi) != (0, len(toks)):
+                readings = self.terms.get(" ".join(norm[lo:hi]))
+        key = " ".join(norm[lo:hi])
+        if not readings and hi - lo > 1 and "," in text[start:end]:
+            key = self._bag().get(" ".join(sorted(key.split())), key)
+            readings = self.terms.get(key)
+        if not readings:
+            return None
+        core = text[toks[lo][0]:toks[hi - 1][1]]
+        if hi == len(toks):
+            end = end + 1 if end < len(text) and text[end] == "+" and core in ("K", "Na") else end
+        elif text[start:end].count("(") > text[start:end].count(")") and text[end:end + 1] == ")":
+            end += 1  # "creatinine (serum)"
+        usable = [r for r in readings if not r.spellings or _spelled(core, r.spellings)]
+        rescued = ""
+        if not usable and core.isupper() and _VALUE_NEXT.match(text, end):  # "NA 140", "CA 9.1"
+            usable = [r for r in readings if r.category == "lab" and any(sp.upper() == core for sp in r.spellings)]
+            rescued = next((sp for r in usable for sp in sorted(r.spellings) if sp.upper() == core), "")
+        if not usable:
+            return None
+        best = usable[0]
+        search = best.search or rescued
+        if not search and best.source != "record" and key != " ".join(_TOKEN.findall(text[start:end].lower())):
+            search = key  # the words as the lexicon writes them ("LDL calc" → ldl, "haemoglobin" → hemoglobin)
+        return Hit(start, end, text[start:end], best.category, search, best.source, tuple(usable[1:])), core
+
+    def _ion(self, text: str, token: tuple[int, int]) -> Hit | None:
+        """A chemical symbol written with its charge: ``Na+``, ``K+``, ``Ca++``, ``Ca2+``, ``Mg2+``, ``Cl-``,
+        ``HCO3-`` → the analyte of :data:`IONS`."""
+        charge = _CHARGE.match(text, token[1])
+        if charge is None:
+            return None
+        symbol = _ion_symbol(text[token[0]:token[1]], charge.group(0))
+        if symbol is None:
+            return None
+        return Hit(token[0], charge.end(), text[token[0]:charge.end()], "lab", IONS[symbol], "ion")
+
+    def _bag(self) -> dict[str, str]:
+        """Known names by their words in any order → the name ("cholesterol, total" = total cholesterol)."""
+        if getattr(self, "_bag_index", None) is None:
+            bag: dict[str, str] = {}
+            for key in self.terms:
+                if " " in key:
+                    bag.setdefault(" ".join(sorted(key.split())), key)
+            self._bag_index = bag
+        return self._bag_index
+
+
+_ION_CASE = {symbol.upper(): symbol for symbol in IONS}
+
+
+def _ion_symbol(word: str, charge: str) -> str | None:
+    """The symbol of ``word`` written before ``charge`` ("Mg2" + "+" → Mg, "NA" + "+" → Na), or None."""
+    if word in IONS:
+        return word
+    if not (charge[:1].isdigit() or charge.startswith("(")) and word[-1:].isdigit() and word[:-1] in IONS and word not in ("CO2", "PO4", "NH4", "HCO3"):
+        return word[:-1]  # "Mg2+", "Ca2+"
+    if word.isupper() and len(word) > 1:
+        return _ION_CASE.get(word)
+    return None
+
+
+def _gaps(text: str, toks: list[tuple[int, int]]) -> str:
+    return "".join(text[a[1]:b[0]] for a, b in zip(toks, toks[1:], strict=False))
+
+
+def disambiguate(text: str, hit: Hit, core: str) -> Hit | None:
+    """A short ambiguous acronym (``RA``, ``MS``, ``PE``, ``CA``) read by its surroundings: the readings of
+    :data:`AMBIGUOUS` are tried in order; a reading applies when one of its cue words is among the few words
+    before or after the acronym on its line (``SpO2 94% on RA``: room air) or, for a lab reading, when a value
+    follows (``CA 9.1``: calcium). Category ``ignore`` drops the name. No reading applies: the hit stays."""
+    readings = AMBIGUOUS.get(core)
+    if not readings:
+        return hit
+    line_start = text.rfind("\n", 0, hit.start) + 1
+    line_end = text.find("\n", hit.end)
+    line_end = len(text) if line_end < 0 else line_end
+    before = [w.lower() for w in re.findall(r"[A-Za-z0-9]+|%", text[line_start:hit.start])]
+    after = [w.lower() for w in re.findall(r"[A-Za-z0-9]+|%", text[hit.end:line_end])]
+    for reading in readings:
+        n = reading.get("window", 3)
+        cued = (set(before[-n:] if n else []) & set(reading["before"])
+                or set(after[:n]) & set(reading["after"]))
+        numbered = reading.get("number") and _VALUE_NEXT.match(text, hit.end)
+        if not (cued or numbered):
+            continue
+        if reading["category"] == "ignore":
+            return None
+        return Hit(hit.start, hit.end, hit.written, reading["category"], reading.get("search", ""), "ambiguous")
+    return hit
 
 
 def _spelled(written: str, spellings: frozenset[str]) -> bool:
