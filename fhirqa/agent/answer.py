@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -39,10 +39,14 @@ class Answer:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (dates as ISO strings)."""
-        return _jsonable(asdict(self))
+        return _jsonable(self)
 
 
 def _jsonable(value: Any) -> Any:
+    # One pass that builds new containers (dataclasses.asdict deep-copies every leaf first; on the
+    # server this conversion ran for every answer).
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -93,12 +93,13 @@ def _load(path: Path) -> dict[str, ViewInfo]:
 
 def load_catalog(path: Path | None = None) -> dict[str, ViewInfo]:
     """Every view's metadata, from ``views/catalog.json`` (or ``path``)."""
-    return _load(path or _default_catalog_path(data_dir("views")))
+    return _load(path) if path is not None else _default_catalog()
 
 
-@lru_cache(maxsize=8)
-def _default_catalog_path(views: Path) -> Path:
-    return views / CATALOG_FILE
+@lru_cache(maxsize=1)
+def _default_catalog() -> dict[str, ViewInfo]:
+    # A question looks views up ~150 times; the project folder (FHIRQA_HOME) is fixed for a process.
+    return _load(data_dir("views") / CATALOG_FILE)
 
 
 def view_info(view: str) -> ViewInfo:

@@ -57,7 +57,7 @@ def shared_connection(store: Store) -> duckdb.DuckDBPyConnection:
 
 def shared_connection_at(store: Store) -> tuple[duckdb.DuckDBPyConnection, tuple[str, int]]:
     """:func:`shared_connection` and the (store folder, generation) it reads, read together."""
-    key = (str(store.db.resolve()), store.manifest.generation)
+    key = (store.resolved, store.manifest.generation)
     with _CONNECTIONS_LOCK:
         con = _CONNECTIONS.get(key)
         if con is None:
@@ -72,7 +72,7 @@ _NOTES: dict[str, Any] = {}
 
 def shared_notes(store: Store) -> Any | None:
     """The store's note index (built per patient on first search), or None without the notes extra."""
-    key = str(store.db.resolve())
+    key = store.resolved
     with _CONNECTIONS_LOCK:
         if key not in _NOTES:
             try:
@@ -84,6 +84,7 @@ def shared_notes(store: Store) -> Any | None:
         return _NOTES[key]
 
 
+@functools.lru_cache(maxsize=8)
 def _prompt(name: str) -> str:
     return (Path(__file__).parent / "prompts" / f"{name}.md").read_text("utf-8")
 

@@ -102,7 +102,7 @@ class Lexicon:
         if folder is None:
             from fhirqa.project import data_dir
 
-            folder = data_dir("lexicon")
+            return _load_default(data_dir("lexicon"))
         return _load_cached(str(Path(folder).resolve()))
 
     def _add(self, alias: str, expansion: Expansion) -> None:
@@ -275,6 +275,12 @@ class Lexicon:
     def terms(self) -> list[str]:
         """Every normalized alias the lexicon knows (drug classes included)."""
         return sorted(set(self._index) | set(self._classes))
+
+
+@lru_cache(maxsize=4)
+def _load_default(folder: Path) -> Lexicon:
+    # Every question loads the default lexicon: skip resolving the path (a few syscalls) each time.
+    return _load_cached(str(folder.resolve()))
 
 
 @lru_cache(maxsize=4)

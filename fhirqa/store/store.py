@@ -7,6 +7,7 @@ reported, never silent.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ import duckdb
 
 from fhirqa.errors import FhirqaError, StoreError
 from fhirqa.store.generation import register_maps
-from fhirqa.store.layout import Manifest, read_manifest
+from fhirqa.store.layout import MANIFEST, Manifest, read_manifest
 from fhirqa.store.mappings import load_mappings
 
 DEFAULT_ROW_LIMIT = 10_000
@@ -54,11 +55,33 @@ class Store:
 
     def __init__(self, db: str | Path) -> None:
         self.db = Path(db)
+        self._resolved: str | None = None
+        self._manifest: tuple[tuple[int, int, int], Manifest] | None = None
+        self._manifest_lock = threading.Lock()
 
     @property
     def manifest(self) -> Manifest:
-        """The current generation (re-read each time, so a long-lived Store sees new ingests)."""
-        return read_manifest(self.db)
+        """The current generation, so a long-lived Store sees new ingests (treat it as read-only).
+
+        A commit replaces ``manifest.json`` with ``os.replace`` (a new inode), so one ``stat`` tells
+        whether the file must be parsed again: questions ask "which generation?" on every call.
+        """
+        try:
+            st = os.stat(self.db / MANIFEST)
+        except FileNotFoundError:
+            return Manifest()
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        with self._manifest_lock:
+            if self._manifest is None or self._manifest[0] != key:
+                self._manifest = (key, read_manifest(self.db))
+            return self._manifest[1]
+
+    @property
+    def resolved(self) -> str:
+        """The store folder as an absolute path with links resolved (a stable key for caches)."""
+        if self._resolved is None:
+            self._resolved = str(self.db.resolve())
+        return self._resolved
 
     def exists(self) -> bool:
         """True once something has been ingested."""
