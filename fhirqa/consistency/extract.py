@@ -22,6 +22,7 @@ from fhirqa.consistency.vocab import Gazetteer, Hit
 
 _NUMBER = r"(?:\d+(?:\.\d+)?|\.\d+)"
 _FILLER = (r"(?:[ \t]*(?:[:=~]|\.(?=[ \t:=-])|\([A-Za-z][A-Za-z -]{0,10}\)|-(?!\d)|\bwas\b|\bis\b|\bof\b|\bat\b|\bcame back(?: at)?\b|\bstable at\b|\bnoted to be\b|"
+           r"\b(?:noted|resulted|reported|returned|recorded|documented|found|read|measured)(?: (?:at|as|to be|of))?\b|\bthis time\b|"
            r"\bnow\b|\bremains\b|\bmeasured\b|\blevel\b|\breadings?\b|\bresult\b|\bvalue\b|\btoday\b|\bcount\b|"
            r"\bscore\b|\bon admission\b|\bhas been\b|\bup to\b|\bdown to\b|\bincreased to\b|\bdecreased to\b)[ \t]*){0,3}")
 _VALUE = re.compile(rf"^{_FILLER}[ \t]*(?P<cmp><=|>=|<|>|≤|≥)?[ \t]*(?P<num>{_NUMBER})(?:\s*/\s*(?P<num2>{_NUMBER}))?"
@@ -47,7 +48,7 @@ _NEGATION = re.compile(r"\b(?:no|not|denies|denied|denying|negative for|without|
                        r"not interested in|deferred|held|holding|discontinued|stopped)\b", re.I)
 _NEG_STOP = re.compile(r"\b(?:but|however|although|except|aside from|apart from)\b", re.I)
 _FUTURE = re.compile(r"\bwill\b|\bplan(?:s|ned)? to\b|\bconsider\b|\brecheck\b|(?<!at )\bgoal\b|\btarget\b|"
-                     r"\bnext visit\b|\bif\b|\bpending\b|\bto be (?:done|drawn|obtained|checked)\b|\bschedul|"
+                     r"\bnext (?:visit|season|year|month|week|time|appointment)\b|\brecommend(?:s|ed|ing)?\b|\badvised? to\b|\bif\b|\bpending\b|\bto be (?:done|drawn|obtained|checked)\b|\bschedul|"
                      r"\brepeat\b[^.;\n]*\bin \d|\bshould\b|\bwould\b|\baim for\b|\bkeep\b[^.;\n]*\b(?:under|below|"
                      r"above)\b|\bunless\b|\bdue for\b|\boverdue\b|\bneeds?\b", re.I)
 _THRESHOLD = re.compile(r"\b(?:for|if|when|hold|call|notify|page|keep|maintain|titrate|sliding scale|correctional|"
@@ -164,7 +165,7 @@ def _observation(text: str, hit: Hit, section: Section) -> list[Entity]:
     tail = text[hit.end:hit.end + 80]
     base = {"category": hit.category, "name": hit.written, "name_span": (hit.start, hit.end), "section": section.kind}
     feet = _FEET.match(tail)
-    if feet and normalize_name(hit) in ("ht", "height", "body height", "length"):
+    if feet and (normalize_name(hit) in ("ht", "height", "body height", "length") or "height" in hit.search):
         inches = int(feet.group("ft")) * 12 + int(feet.group("inch"))
         end = hit.end + feet.end()
         return [Entity("T1", **base, span=(hit.start, end), value=float(inches), value_text=feet.group(0).strip(),

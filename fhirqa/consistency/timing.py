@@ -48,7 +48,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p, 
     ("admission", r"\b(?:on|at|upon|since)\s+(?:admission|arrival|presentation)\b|\badmi(?:ssion|tting)\s+labs\b"),
     ("discharge", r"\b(?:on|at|upon)\s+discharge\b|\bday of discharge\b|\bdischarge labs\b"),
     ("ago", r"\b(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several|few|couple of)"
-            r"\s+(?P<u>day|week|wk|month|mo|year|yr)s?\s+ago\b"),
+            r"\s+(?P<u>day|week|wk|month|mo|year|yr)s?\s+(?:ago|back|prior|earlier|before)\b"),
     ("last", r"\blast\s+(?P<u>week|month|year)\b"),
 ))
 

@@ -91,3 +91,20 @@ def test_ambiguous_acronyms_read_by_their_surroundings(text):
 def test_ca_before_a_value_is_calcium():
     assert _hits("CA 9.1") == [("CA", "lab", "calcium")]
     assert ("PE", "condition", "") in _hits("Hospital course: PE on CTA, started heparin")
+
+
+@pytest.mark.parametrize("text", ["GLU resulted at 82", "HGB returned at 15.2 g/dL", "GFR est noted at 80",
+                                  "her HGB this time was 11.8", "K reported as 4.1"])
+def test_reporting_verbs_between_name_and_value_are_filler(text):
+    assert len(_values(text)) == 1
+
+
+def test_feet_and_inches_after_any_spelling_of_height():
+    (ent,) = [e for e in extract("Vitals: hgt 5'10\"", base_gazetteer()) if e.value is not None]
+    assert (ent.value, ent.unit) == (70, "in")
+
+
+@pytest.mark.parametrize("text", ["Recommend Shingrix next season.", "Flu vaccine recommended.",
+                                  "Advised to get PCV20 next year."])
+def test_recommendations_are_not_checked(text):
+    assert all(e.skip for e in extract(text, base_gazetteer()))

@@ -70,3 +70,11 @@ def test_own_expression_prefix_and_block_heading():
     assert cr.time.kind == "default"  # the date belongs to the CXR, not to the next sentence
     assert wbc.time.text == "on admission" and wbc.time.kind == "narrative"  # the block heading above
     assert glu.time.kind == "default"  # a blank line ends the block
+
+
+@pytest.mark.parametrize("phrase", ["3 months ago", "3 months back", "3 months prior", "3 months earlier"])
+def test_n_units_back_or_prior_is_the_same_as_ago(phrase):
+    ctx = NoteContext(datetime(2024, 6, 15, 12, tzinfo=UTC), "progress")
+    (found,) = find_times(f"Labs {phrase}: K 4.1", ctx)
+    middle = datetime(2024, 3, 15, 12, tzinfo=UTC)
+    assert found.kind == "narrative" and found.window[0] < middle < found.window[1]
