@@ -23,6 +23,7 @@ from fhirqa.consistency.vocab import Gazetteer, Hit
 _NUMBER = r"(?:\d+(?:\.\d+)?|\.\d+)"
 _FILLER = (r"(?:[ \t]*(?:[:=~]|\.(?=[ \t:=-])|\([A-Za-z][A-Za-z -]{0,10}\)|-(?!\d)|\bwas\b|\bis\b|\bof\b|\bat\b|\bcame back(?: at)?\b|\bstable at\b|\bnoted to be\b|"
            r"\b(?:noted|resulted|reported|returned|recorded|documented|found|read|measured)(?: (?:at|as|to be|of))?\b|\bthis time\b|"
+           r"\bon (?:recheck|repeat|re-?check)\b|"
            r"\bnow\b|\bremains\b|\bmeasured\b|\blevel\b|\breadings?\b|\bresult\b|\bvalue\b|\btoday\b|\bcount\b|"
            r"\bscore\b|\bon admission\b|\bhas been\b|\bup to\b|\bdown to\b|\bincreased to\b|\bdecreased to\b)[ \t]*){0,3}")
 _VALUE = re.compile(rf"^{_FILLER}[ \t]*(?P<cmp><=|>=|<|>|≤|≥)?[ \t]*(?P<num>{_NUMBER})(?:\s*/\s*(?P<num2>{_NUMBER}))?"
@@ -39,7 +40,8 @@ _DOSE = re.compile(r"^(?P<gap>(?:,?[ \t]+(?:hydrochloride|hcl|sodium|potassium|s
 _ROUTE = re.compile(r"\b(PO|IV|IM|SC|SQ|subq|SL|PR|INH|inhaled|topical|IVPB|oral|injection)\b", re.I)
 _FREQ = re.compile(r"\b(daily|qd|once daily|twice daily|BID|TID|QID|q\s?\d+\s?h(?:rs?|ours?)?|qhs|qam|qpm|nightly|"
                    r"weekly|PRN|as needed|q\d+\s?d(?:ays?)?)\b", re.I)
-_SLASH_PANEL = re.compile(r"\b(?P<title>BMP|Chem ?7|Chem-7|Chem|Lytes|lytes|SMA-?7)\b[^\n\d]{0,25}?"
+_SLASH_PANEL = re.compile(r"\b(?P<title>BMP|Chem ?7|Chem-7|Chem|Lytes|lytes|SMA-?7|[Bb]asic [Mm]etabolic (?:[Pp]anel|[Pp]rofile)|"
+                          r"[Cc]hem(?:istry)? (?:7|panel)|[Ee]lectrolytes|[Rr]enal (?:[Pp]anel|[Ff]unction [Pp]anel))\b[^\n\d]{0,25}?"
                           rf"(?P<seq>{_NUMBER}(?:\s*/\s*{_NUMBER}){{3,7}})")
 SLASH_ORDER = ("sodium", "potassium", "chloride", "carbon dioxide", "urea nitrogen", "creatinine", "glucose", "calcium")
 
@@ -47,7 +49,7 @@ _NEGATION = re.compile(r"\b(?:no|not|denies|denied|denying|negative for|without|
                        r"ruled out|no h/o|no hx of|no history of|no known|non|declined|declines|refused|refuses|"
                        r"not interested in|deferred|held|holding|discontinued|stopped)\b", re.I)
 _NEG_STOP = re.compile(r"\b(?:but|however|although|except|aside from|apart from)\b", re.I)
-_FUTURE = re.compile(r"\bwill\b|\bplan(?:s|ned)? to\b|\bconsider\b|\brecheck\b|(?<!at )\bgoal\b|\btarget\b|"
+_FUTURE = re.compile(r"\bwill\b|\bplan(?:s|ned)? to\b|\bconsider\b|(?<!on )\brecheck\b|(?<!at )\bgoal\b|\btarget\b|"
                      r"\bnext (?:visit|season|year|month|week|time|appointment)\b|\brecommend(?:s|ed|ing)?\b|\badvised? to\b|\bif\b|\bpending\b|\bto be (?:done|drawn|obtained|checked)\b|\bschedul|"
                      r"\brepeat\b[^.;\n]*\bin \d|\bshould\b|\bwould\b|\baim for\b|\bkeep\b[^.;\n]*\b(?:under|below|"
                      r"above)\b|\bunless\b|\bdue for\b|\boverdue\b|\bneeds?\b", re.I)

@@ -42,7 +42,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p, 
     ("hour", r"\b(?:at|@|around|about)\s+(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\.?\b"),
     ("hd", r"\b(?:HD|hospital day|hosp day)\s*#?\s*(?P<n>\d{1,2})\b|\bday\s*#?\s*(?P<n2>\d{1,2}) of (?:the |this )?"
            r"(?:admission|hospitali[sz]ation|stay)\b"),
-    ("today", r"\b(?:today|this (?:morning|am|afternoon|evening)|tonight|this visit|earlier today)\b|\btoday's\b"),
+    ("today", r"\b(?:today|this (?:morning|am|afternoon|evening|pm)|tonight|this visit|earlier today)\b|\btoday's\b|"
+              r"\bthis [ap]\.m\.(?!\w)"),
     ("yesterday", r"\b(?:yesterday|last night|the day (?:prior|before))\b"),
     ("overnight", r"\bovernight\b"),
     ("admission", r"\b(?:on|at|upon|since)\s+(?:admission|arrival|presentation)\b|\badmi(?:ssion|tting)\s+labs\b"),

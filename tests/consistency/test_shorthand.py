@@ -62,7 +62,7 @@ def test_truncated_and_vowel_dropped_abbreviations_are_known(written, category, 
 
 @pytest.mark.parametrize(("written", "search"), [
     ("LDL calc", "ldl"), ("calculated LDL", "ldl"), ("GFR est", "gfr"), ("creatinine (serum)", "creatinine"),
-    ("glucose, serum", "glucose"), ("cholesterol, total", "total cholesterol"), ("WBC ct", "leukocytes"),
+    ("glucose, serum", "glucose"), ("cholesterol, total", "total cholesterol"), ("WBC ct", "wbc"),
 ])
 def test_qualifiers_and_inverted_names_keep_their_item(written, search):
     (hit,) = _hits(f"{written} 90")
@@ -108,3 +108,13 @@ def test_feet_and_inches_after_any_spelling_of_height():
                                   "Advised to get PCV20 next year."])
 def test_recommendations_are_not_checked(text):
     assert all(e.skip for e in extract(text, base_gazetteer()))
+
+
+def test_a_spelled_out_panel_name_reads_a_slash_panel_by_position():
+    found = _values("Basic metabolic panel: 138/4.9/101/27/20/0.5/124")
+    assert [v for _, _, v in found] == [138, 4.9, 101, 27, 20, 0.5, 124]
+
+
+def test_a_value_on_recheck_is_a_result_not_a_plan():
+    assert _values("LDL calc on recheck 138") == [("LDL calc", "lab", 138)]
+    assert all(e.skip for e in extract("Will recheck LDL 138", base_gazetteer()))

@@ -78,3 +78,9 @@ def test_n_units_back_or_prior_is_the_same_as_ago(phrase):
     (found,) = find_times(f"Labs {phrase}: K 4.1", ctx)
     middle = datetime(2024, 3, 15, 12, tzinfo=UTC)
     assert found.kind == "narrative" and found.window[0] < middle < found.window[1]
+
+
+def test_this_am_with_dots_is_today():
+    ctx = NoteContext(datetime(2024, 6, 15, 12, tzinfo=UTC), "progress")
+    (found,) = find_times("Hgb 15.2 g/dL this a.m. - stable", ctx)
+    assert found.text == "this a.m." and found.window[0].date() == found.window[1].date() == ctx.note_time.date()
