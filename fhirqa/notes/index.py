@@ -8,8 +8,10 @@ of its note, and ``vector`` (unit length, so cosine distance is 1 - dot product)
 The index is built on demand, per patient, the first time that patient's notes are searched, and kept:
 a later search re-reads only the patient's notes and their content hashes, and re-embeds only the notes
 whose hash changed (removed notes lose their chunks). :meth:`NoteIndex.build` indexes many patients at
-once (the benchmark, or after a large ingest). Hybrid search fuses the vector ranking and LanceDB's BM25
-full-text ranking with reciprocal-rank fusion; both run with the patient/time/section filter applied first.
+once (the benchmark, or after a large ingest). Searching reads the patient's chunks into memory once per
+index state (:mod:`fhirqa.notes.memory`: exact cosine and BM25 over that patient's chunks, a fraction of a
+millisecond against LanceDB's 6–8 ms per query) and fuses the vector and text rankings with reciprocal-rank
+fusion; both rank only the chunks that pass the time/section filter.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import fcntl
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,14 +29,18 @@ from datetime import time as dtime
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from fhirqa.agent.embeddings import Embedder, get_embedder
 from fhirqa.errors import FhirqaError
 from fhirqa.notes.chunking import MAX_TOKENS, OVERLAP_TOKENS, Chunk, chunk_note, section_name, sentences
+from fhirqa.notes.memory import PatientChunks
 from fhirqa.notes.sources import Note, notes_for
 from fhirqa.store import Store
 
 Mode = Literal["hybrid", "vector", "text"]
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
+MEMORY_CHUNKS = 100_000  # chunks kept in memory for searching, over all patients (~160 MB with MiniLM vectors)
 _UNSET: Any = object()
 
 
@@ -119,6 +126,9 @@ class NoteIndex:
         self._table: Any = None
         self._synced: dict[str, int] = {}  # patient → store generation last synced in this process
         self._lock = threading.RLock()
+        # Patients' chunks in memory for searching (see fhirqa.notes.memory), least recently used first.
+        self._memory: OrderedDict[str, PatientChunks] = OrderedDict()
+        self._memory_lock = threading.Lock()
 
     # -- setup -----------------------------------------------------------------------------------------
     @property
@@ -222,8 +232,10 @@ class NoteIndex:
         generation = self.store.manifest.generation if self.store.exists() else 0
         with self._writing():
             self._sync(wanted, notes, report, progress)
-        for pid in wanted:
-            self._synced[pid] = generation
+        with self._memory_lock:
+            for pid in wanted:
+                self._synced[pid] = generation
+                self._memory.pop(pid, None)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -327,34 +339,49 @@ class NoteIndex:
         """
         if sync:
             self.ensure(patient_id)
-        table = self.table()
-        where = self._where(patient_id, _instant(since), _instant(until, end=True), section)
+        chunks = self._chunks(patient_id)
+        keep = chunks.mask(_instant(since), _instant(until, end=True), _section_filter(section))
         depth = max(k * 4, 20)
         vector_rows: list[dict[str, Any]] = []
         text_rows: list[dict[str, Any]] = []
-        if mode in ("hybrid", "vector") and self.embedder is not None:
-            vector = self.embedder.encode([query])[0]
-            vector_rows = (table.search(vector, vector_column_name="vector").distance_type("cosine")
-                           .where(where, prefilter=True).limit(depth).to_list())
-        if mode in ("hybrid", "text") or self.embedder is None:
-            words = " ".join(re.findall(r"[A-Za-z0-9]+(?:\.[0-9]+)?", query))
-            if words:
-                text_rows = (table.search(words, query_type="fts", fts_columns="text").where(where, prefilter=True)
-                             .limit(depth).to_list())
+        if mode in ("hybrid", "vector") and self.embedder is not None and chunks.vectors is not None:
+            vector_rows = chunks.by_vector(self.embedder.encode([query])[0], keep, depth)
+        if mode in ("hybrid", "text") or self.embedder is None or chunks.vectors is None:
+            text_rows = chunks.by_text(query, keep, depth)
         return _fuse(vector_rows, text_rows, k)
 
-    @staticmethod
-    def _where(patient_id: str, since: datetime | None, until: datetime | None, section: str | None) -> str:
-        clauses = [f"patient_id = {_quote_sql(patient_id)}"]
-        if since:
-            clauses.append(f"time >= timestamp '{since.strftime('%Y-%m-%d %H:%M:%S.%f')}'")
-        if until:
-            clauses.append(f"time <= timestamp '{until.strftime('%Y-%m-%d %H:%M:%S.%f')}'")
-        if section:
-            name = re.sub(r"[^a-z0-9 /&-]", "", section_name(section))
-            if name:
-                clauses.append(f"section LIKE '%{name}%'")
-        return " AND ".join(clauses)
+    def _chunks(self, patient_id: str) -> PatientChunks:
+        """The patient's chunks in memory, loaded from the table on first use after (re)indexing."""
+        with self._memory_lock:
+            cached = self._memory.get(patient_id)
+            if cached is not None:
+                self._memory.move_to_end(patient_id)
+                return cached
+        rows = self.chunk_rows(patient_id, with_vectors=True)
+        rows.sort(key=lambda r: (r["note_id"], r.get("chunk_index") or 0, r["chunk_id"]))
+        vectors = None
+        if rows and rows[0].get("vector") is not None:
+            vectors = np.asarray([r.pop("vector") for r in rows], dtype=np.float32)
+        for row in rows:
+            row.pop("vector", None)
+            moment = row.get("time")
+            if isinstance(moment, datetime):
+                row["time"] = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        chunks = PatientChunks(rows, vectors)
+        with self._memory_lock:
+            self._memory[patient_id] = chunks
+            held = sum(len(c) for c in self._memory.values())
+            while len(self._memory) > 1 and held > MEMORY_CHUNKS:
+                _, evicted = self._memory.popitem(last=False)
+                held -= len(evicted)
+        return chunks
+
+
+def _section_filter(section: str | None) -> str | None:
+    """The canonical section name a ``section`` argument filters by (substring of a chunk's sections)."""
+    if not section:
+        return None
+    return re.sub(r"[^a-z0-9 /&-]", "", section_name(section)) or None
 
 
 def _fuse(vector_rows: list[dict[str, Any]], text_rows: list[dict[str, Any]], k: int) -> list[Hit]:
