@@ -73,13 +73,14 @@ _NOW_YEAR: list[int] = []  # the question's year while a phrase is parsed (see p
 
 
 def _year(text: str | None) -> int:
-    """A year as written: 2019, or '19 (the last century when this one's would be after the question's year)."""
+    """A year as written: 2019, or '19 / 19 (the last century when this one's would be after the question's year)."""
     assert text is not None
-    if text.startswith("'"):
-        two = int(text[1:])
+    digits = text.lstrip("'")
+    if len(digits) <= 2:
+        two = int(digits)
         current = _NOW_YEAR[-1] if _NOW_YEAR else datetime.now(UTC).year
         return 2000 + two if 2000 + two <= current else 1900 + two
-    return int(text)
+    return int(digits)
 
 
 def _span(groups: dict[str, str | None]) -> DateSpan | None:
@@ -89,9 +90,8 @@ def _span(groups: dict[str, str | None]) -> DateSpan | None:
             day = date(y, m, d)
             return DateSpan(_day_start(day), _day_end(day))
         if groups.get("us"):
-            m, d, y = (int(x) for x in re.split(r"[/-]", groups["us"]))  # type: ignore[arg-type]
-            y = y + 2000 if y < 100 and y < 50 else (y + 1900 if y < 100 else y)
-            day = date(y, m, d)
+            m, d, written = re.split(r"[/-]", groups["us"])  # type: ignore[arg-type]
+            day = date(_year(written), int(m), int(d))  # 10/17/93 is 1993: two digits read like '93
             return DateSpan(_day_start(day), _day_end(day))
         if groups.get("mdy"):
             day = date(_year(groups["mdy_y"]), _MONTHS[groups["mdy"][:3]], int(groups["mdy_d"]))  # type: ignore[index,arg-type]
