@@ -92,6 +92,7 @@ class Lexicon:
         self._classes: dict[str, tuple[str, list[str]]] = {}  # normalized class alias → (name, members)
         self._encounter: dict[str, str] = {}  # normalized phrase → class code
         self._combinations: list[str] = []  # generics of several ingredients, most ingredients first
+        self._words_by_view: dict[str, frozenset[str]] = {}  # view → one-word aliases (words_in)
         self._build()
 
     # --- loading -------------------------------------------------------------------------------------
@@ -275,6 +276,15 @@ class Lexicon:
     def terms(self) -> list[str]:
         """Every normalized alias the lexicon knows (drug classes included)."""
         return sorted(set(self._index) | set(self._classes))
+
+    def words_in(self, view: str) -> frozenset[str]:
+        """The one-word aliases whose readings live in ``view`` ("simvastatin", "zocor" for medications)."""
+        cached = self._words_by_view.get(view)
+        if cached is None:
+            cached = frozenset(key for key, readings in self._index.items()
+                               if " " not in key and any(e.view == view for e in readings))
+            self._words_by_view[view] = cached
+        return cached
 
 
 @lru_cache(maxsize=4)

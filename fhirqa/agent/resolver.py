@@ -27,6 +27,8 @@ _QUALIFIERS = re.compile(
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
 FUZZY_THRESHOLD = 0.62
+TRUNCATABLE_VIEWS = ("medication",)  # clinicians cut drug names short ("simva", "atorva", "metfor")
+MIN_TRUNCATION = 4  # letters a cut-short name keeps
 
 
 def tokens(text: str) -> list[str]:
@@ -84,17 +86,36 @@ def _phrase_tokens(phrase: str) -> list[str]:
     return [t for t in tokens(phrase) if t not in _FILLER]
 
 
-def _containment(phrase_tokens: list[str], names: Iterable[str], lenient: bool = True) -> list[tuple[float, str]]:
-    """Names whose core holds every phrase token (or, ``lenient``, is held by the phrase), scored by tightness."""
-    want = set(phrase_tokens)
+# Word endings that change a word's form, not its meaning ("suturing" = "suture", "vaccination" = "vaccine",
+# "excised" = "excision"), longest first; the stem left must keep 4 letters.
+_ENDINGS = ("ations", "ation", "ated", "ings", "ing", "ions", "ion", "ied", "ed", "es", "e", "s")
+
+
+def stem(token: str) -> str:
+    """A word without its inflection or -ing/-ion form: suturing, sutured, suture → sutur."""
+    for ending in _ENDINGS:
+        if token.endswith(ending) and len(token) - len(ending) >= 4:
+            return token[: -len(ending)]
+    return token
+
+
+def _containment(phrase_tokens: list[str], names: Iterable[str], lenient: bool = True,
+                 form: Callable[[str], str] | None = None) -> list[tuple[float, str]]:
+    """Names whose core holds every phrase token (or, ``lenient``, is held by the phrase), scored by tightness.
+
+    ``form`` maps every word before comparing (``stem``: "suturing" holds in "Suture open wound")."""
+    def words(text: str) -> set[str]:
+        return {form(w) for w in text.split()} if form else set(text.split())
+
+    want = {form(t) for t in phrase_tokens} if form else set(phrase_tokens)
     scored = []
     for name in names:
-        have = set(core_name(name).split())
+        have = words(core_name(name))
         if not have or not want:
             continue
         if want <= have or (lenient and have <= want and len(have & want) >= max(1, len(want) - 1)):
             scored.append((len(want & have) / max(len(have), len(want)), name))
-        elif want <= set(tokens(name)):
+        elif want <= words(" ".join(tokens(name))):
             # "Lantus (insulin glargine) …", "Shingrix (zoster vaccine …)": the generic sits in the parentheses
             # the core drops; a match there counts, a little below a match on the core.
             scored.append((0.9 * len(want) / max(len(have | want), 1), name))
@@ -130,7 +151,7 @@ class ConceptResolver:
             resolution.how += "+components"
         return resolution
 
-    def _resolve(self, view: str, phrase: str, names: list[str]) -> Resolution:
+    def _resolve(self, view: str, phrase: str, names: list[str], truncated: bool = False) -> Resolution:
         phrase = phrase.strip()
         names = [n for n in dict.fromkeys(names) if n]
         if not phrase or not names:
@@ -171,6 +192,15 @@ class ConceptResolver:
         hits = _containment(_phrase_tokens(phrase), names, lenient=not expansions)
         if hits:
             return Resolution(self._best(hits, view), how="words")
+        # 4b. the same words in another form: "suturing" is the procedure "Suture open wound"
+        hits = _containment(_phrase_tokens(phrase), names, lenient=not expansions, form=stem)
+        if hits:
+            return Resolution(self._best(hits, view), how="word forms")
+        # 4c. a drug name cut short ("simva", "metfor"): the one drug of this patient it can begin
+        if not expansions and view in TRUNCATABLE_VIEWS and not truncated:
+            completed = self._completion(view, phrase, names)
+            if completed is not None:
+                return completed
         # 5. spelling: bigram similarity against whole names, cores and single words of names. A phrase
         #    the lexicon knows is spelled right: it is simply not in this record.
         scored = sorted(((self._similarity(phrase, n), n) for n in names), reverse=True)
@@ -184,6 +214,28 @@ class ConceptResolver:
                 return Resolution([], [n for _, n in scored[:5]], ambiguous=True, how="fuzzy")
             return Resolution(best, how="fuzzy")
         return Resolution([], [n for _, n in scored[:5]], how="none")
+
+    def _completion(self, view: str, phrase: str, names: list[str]) -> Resolution | None:
+        """The items a truncated word means, when every word it can begin (in the record's names or the lexicon's
+        names for this view) reaches the same items of this patient; None when it begins nothing or is ambiguous."""
+        words = _phrase_tokens(phrase)
+        if len(words) != 1 or len(words[0]) < MIN_TRUNCATION or not words[0].isalpha():
+            return None
+        cut = words[0]
+        known = {w for n in names for w in tokens(n)}
+        words_in = getattr(self.lexicon, "words_in", None)
+        if callable(words_in):
+            known |= set(words_in(view))
+        completions = sorted(w for w in known if w.startswith(cut) and len(w) >= len(cut) + 2)
+        reached: dict[frozenset[str], str] = {}
+        for word in completions:
+            found = self._resolve(view, word, names, truncated=True)
+            if found.matched:
+                reached.setdefault(frozenset(found.matched), word)
+        if len(reached) != 1:
+            return None
+        matched, word = next(iter(reached.items()))
+        return Resolution([n for n in names if n in matched], how=f"prefix:{word}")
 
     def _expand(self, phrase: str) -> list[object]:
         if self.lexicon is None:
