@@ -117,7 +117,10 @@ class Connection:
         """Close the socket."""
         if self.writer is not None:
             self.writer.close()
-            await self.writer.wait_closed()
+            try:
+                await self.writer.wait_closed()
+            except ConnectionError:  # the server may reset an idle keep-alive first: nothing is lost
+                pass
 
 
 async def run_level(port: int, token: str, patients: list[str], concurrency: int, total: int, fresh: bool,

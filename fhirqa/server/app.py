@@ -41,6 +41,7 @@ def build_state(config: ServerConfig) -> ServerState:
     """Everything the server holds; keys and clients are loaded here, so bad configuration fails at start."""
     config.state_path.mkdir(parents=True, exist_ok=True)
     key = SigningKey.load_or_create(config.signing_key_path)
+    asker = AskService(config)
     return ServerState(
         config=config,
         signing_key=key,
@@ -48,8 +49,8 @@ def build_state(config: ServerConfig) -> ServerState:
         issuer=TokenIssuer(config, key),
         limiter=RateLimiter(config.rate_limit_per_minute, config.rate_limit_burst),
         audit=AuditLog(config.audit_path, config.audit_questions),
-        jobs=JobManager(config.db, config.state_path),
-        asker=AskService(config),
+        jobs=JobManager(config.db, config.state_path, on_commit=asker.generations.changed),
+        asker=asker,
     )
 
 

@@ -14,6 +14,7 @@ import asyncio
 import os
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -77,18 +78,29 @@ def _plan(text: str | None) -> dict[str, Any]:
 class GenerationWatch:
     """The store's current generation, re-reading the manifest only when its file changed.
 
-    A commit replaces ``manifest.json`` with ``os.replace`` (a new inode), so one ``stat`` per call
-    tells whether to parse it again: a hot path that asks "which generation?" on every request.
+    A commit replaces ``manifest.json`` with ``os.replace`` (a new inode), so one ``stat`` tells whether
+    to parse it again: a hot path that asks "which generation?" several times per request. A ``stat``
+    younger than ``fresh_s`` is reused (a commit that lands within those milliseconds raced the request
+    anyway); :meth:`changed` makes an ingest by this server visible at once.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, fresh_s: float = 0.005) -> None:
         self.store = store
+        self.fresh_s = fresh_s
         self._seen: tuple[int, int, int] | None = None
         self._generation = 0
+        self._checked = -1.0
         self._lock = threading.Lock()
+
+    def changed(self) -> None:
+        """Forget the last ``stat``: the next call reads the manifest's state again."""
+        self._checked = -1.0
 
     def current(self) -> int:
         """The generation of the manifest on disk now (0 for a store with none yet)."""
+        moment = time.monotonic()
+        if moment - self._checked < self.fresh_s and self._seen is not None:
+            return self._generation
         try:
             st = os.stat(self.store.db / "manifest.json")
         except FileNotFoundError:
@@ -97,6 +109,7 @@ class GenerationWatch:
         with self._lock:
             if key != self._seen:
                 self._generation, self._seen = self.store.manifest.generation, key
+            self._checked = moment
             return self._generation
 
 

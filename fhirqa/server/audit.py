@@ -12,7 +12,6 @@ import base64
 import hashlib
 import logging
 import threading
-import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import IO, Any
 
 from fhirqa.server.auth import Principal
 from fhirqa.server.errors import dumps
+from fhirqa.server.ids import new_id
 
 log = logging.getLogger("fhirqa.server")
 
@@ -77,7 +77,7 @@ class AuditLog:
         operation = ctx.operation or f"{method} {path}"
         event: dict[str, Any] = {
             "resourceType": "AuditEvent",
-            "id": uuid.uuid4().hex,
+            "id": new_id(),
             "type": _LOGIN_TYPE if ctx.operation == "token" else _EVENT_TYPE,
             "subtype": [{"system": _OPERATION_SYSTEM, "code": operation}],
             "action": ctx.action,

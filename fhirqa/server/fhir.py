@@ -10,12 +10,12 @@ that is this software) and lists the evidence as its sources.
 from __future__ import annotations
 
 import re
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 from fhirqa import __version__
 from fhirqa.server.errors import ApiError
+from fhirqa.server.ids import new_id
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$")
@@ -129,7 +129,7 @@ def provenance(answer_id: str, patient_id: str | None, answer: dict[str, Any]) -
             sources.append({"role": "source", "what": {"reference": target}})
     prov: dict[str, Any] = {
         "resourceType": "Provenance",
-        "id": uuid.uuid4().hex,
+        "id": new_id(),
         "meta": {"security": [AI_LABEL]},
         "target": [{"reference": f"Parameters/{answer_id}"}],
         "recorded": now,
@@ -152,7 +152,7 @@ def provenance(answer_id: str, patient_id: str | None, answer: dict[str, Any]) -
 
 def answer_parameters(answer: dict[str, Any], patient_id: str | None) -> dict[str, Any]:
     """An :meth:`Answer.to_dict` as the ``$ask`` output Parameters (with its Provenance)."""
-    answer_id = uuid.uuid4().hex
+    answer_id = new_id()
     params: list[dict[str, Any]] = [{"name": "answer", **typed_value(v)} for v in answer.get("answer", [])]
     params.append({"name": "text", "valueString": str(answer.get("text", ""))})
     params.append({"name": "status", "valueCode": str(answer.get("status", "error"))})

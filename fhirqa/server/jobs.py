@@ -76,8 +76,9 @@ class Job:
 class JobManager:
     """Owns the job records, the writer thread and the asynchronous questions."""
 
-    def __init__(self, db: Path, state_dir: Path) -> None:
+    def __init__(self, db: Path, state_dir: Path, on_commit: Callable[[], None] | None = None) -> None:
         self.db = db
+        self.on_commit = on_commit  # told after each ingest this server commits (questions see it at once)
         self.dir = state_dir / "jobs"
         self._jobs: dict[str, Job] = {}
         self._secrets: dict[str, dict[str, str]] = {}  # job id → token for a pull; memory only
@@ -278,6 +279,8 @@ class JobManager:
                 self._finish(job, "failed", error=outcome(str(exc), "invalid"))
                 return
             break
+        if self.on_commit is not None:
+            self.on_commit()
         result = report.as_dict()
         if result.get("quarantine"):  # relative to the store: the server's file layout is not the client's business
             quarantine = Path(result["quarantine"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from fhirqa.server.audit import AuditContext, AuditLog
 from fhirqa.server.errors import dumps
+from fhirqa.server.ids import new_id
 
 access_log = logging.getLogger("fhirqa.server.access")
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
@@ -77,7 +77,7 @@ class RequestMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = uuid.uuid4().hex[:16]
+        request_id = new_id()[:16]
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         started = time.perf_counter()
