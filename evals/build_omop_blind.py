@@ -133,7 +133,7 @@ class DB:
             if not times:
                 continue
             last = max(times)
-            rng = random.Random(f"{SEED}:{name}:{pid}:now")
+            rng = random.Random(f"{SEED}:{name}:{pid}:now")  # noqa: S311
             n = last.date() + timedelta(days=rng.randint(3, 21))
             while n.day > 28:
                 n += timedelta(days=1)
@@ -313,7 +313,7 @@ DRUGS = {
     "epinephrine": (r"epinephrine", [("brand", "EpiPen"), ("full", "epinephrine auto-injector")]),
     "carvedilol": (r"carvedilol", [("full", "carvedilol"), ("brand", "Coreg")]),
     "alendronate": (r"alendron", [("full", "alendronate"), ("brand", "Fosamax")]),
-    "nitrofurantoin": (r"nitrofurantoin", [("full", "nitrofurantoin"), ("brand", "Macrobid")]),
+    "nitrofurantoin": (r"nitrofurantoin", [("full", "nitrofurantoin"), ("abbr", "nitrofurantoin susp")]),
     "cyclosporine": (r"cyclosporine", [("full", "cyclosporine")]),
     "metformin": (r"metformin", [("full", "metformin"), ("brand", "Glucophage")]),
     "warfarin": (r"warfarin", [("full", "warfarin"), ("brand", "Coumadin")]),
@@ -395,9 +395,9 @@ SYN_CONDS = [k for k in CONDS if k not in MIMIC_CONDS]
 
 PROCS = {
     "colonoscopy": (r"^colonoscopy$", [("full", "colonoscopy"), ("abbr", "scope")]),
-    "tubal": (r"tubal ligation", [("full", "tubal ligation"), ("lay", "tubes tied")]),
+    "tubal": (r"tubal ligation", [("full", "tubal ligation"), ("abbr", "BTL")]),
     "iud": (r"intrauterine contraceptive", [("abbr", "IUD"), ("full", "IUD placement")]),
-    "suture": (r"suture open wound", [("lay", "stitches"), ("full", "wound suturing")]),
+    "suture": (r"suture open wound", [("lay", "laceration repair"), ("full", "wound suturing")]),
     "immunotherapy": (r"subcutaneous immunotherapy", [("lay", "allergy shots"), ("full", "subcutaneous immunotherapy")]),
     "med rec": (r"^medication reconciliation$", [("abbr", "med rec"), ("full", "medication reconciliation")]),
     "fetal us": (r"ultrasound scan for fetal viability", [("full", "fetal viability ultrasound"), ("abbr", "viability US")]),
@@ -418,11 +418,14 @@ MIMIC_PROCS = ["echo", "cxr", "ekg", "intubation", "extubation", "ct", "bronch",
 VISIT_CLASS = {  # standard visit concepts -> class, as the OMOP vocabulary defines them
     "9201": "IMP", "262": "IMP", "8717": "IMP", "9203": "EMER", "8870": "EMER", "9202": "AMB", "38004207": "AMB",
 }
-VISIT_WORDS = {
-    "EMER": ["ER visits", "ED visits", "trips to the emergency room", "emergency department visits"],
-    "IMP": ["hospital admissions", "inpatient stays", "hospitalizations", "admits"],
-    "AMB": ["outpatient visits", "clinic visits", "office visits"],
-    "ALL": ["visits", "encounters"],
+VISIT_WORDS = {  # (plural, singular)
+    "EMER": [("ER visits", "ER visit"), ("ED visits", "ED visit"), ("trips to the emergency room", "ER trip"),
+             ("emergency department visits", "emergency department visit")],
+    "IMP": [("hospital admissions", "hospital admission"), ("inpatient stays", "inpatient stay"),
+            ("hospitalizations", "hospitalization"), ("admits", "admit")],
+    "AMB": [("outpatient visits", "outpatient visit"), ("clinic visits", "clinic visit"),
+            ("office visits", "office visit")],
+    "ALL": [("visits", "visit"), ("encounters", "encounter")],
 }
 
 
@@ -444,7 +447,7 @@ class Builder:
         self.db = db
 
     def rng(self, *parts) -> random.Random:
-        return random.Random(":".join([SEED, self.db.name, *map(str, parts)]))
+        return random.Random(":".join([SEED, self.db.name, *map(str, parts)]))  # noqa: S311
 
     # --- item values
     def values(self, pid, cid, lo=None, hi=None):
@@ -734,15 +737,15 @@ class Builder:
             m = sorted(self._match(procs, rx, lambda r: r[1]), key=lambda r: r[0])
             if not m:
                 if any(re.search(rx, n) for n in all_proc):
-                    t = rng.choice([f"ever had a {w}?", f"Has {she} had {w} done?", f"any {w} on record?"])
+                    t = rng.choice([f"ever had {w}?", f"Has {she} had {w} done?", f"any {w} on record?"])
                     out.append(q(db, pid, "existence_negative", f"existence_negative/procedure/{reg}", t, "boolean",
                                  [False]))
                 continue
             names_m = sorted({r[1] for r in m})
-            t = rng.choice([f"ever had {w}?", f"Has {she} had a {w}?", f"any {w} done?"])
+            t = rng.choice([f"ever had {w}?", f"Has {she} had {w} done?", f"any {w} on record?"])
             out.append(q(db, pid, "existence_positive", f"existence_positive/procedure/{reg}", t, "boolean", [True],
                          refs=names_m))
-            t = rng.choice([f"how many {w}s?", f"# of {w} procedures on record", f"How many times has {she} had {w}?"])
+            t = rng.choice([f"{w} count?", f"# of {w} procedures on record", f"How many times has {she} had {w}?"])
             out.append(q(db, pid, "count_other", f"count_other/procedure/{reg}", t, "count", [len(m)], refs=names_m))
             side = rng.choice(["first", "last"])
             d = m[0][0] if side == "first" else m[-1][0]
@@ -781,7 +784,7 @@ class Builder:
             if cls == "AMB" and unknown:
                 continue  # observation room / ambulatory surgery: outpatient or not? ambiguous
             sel = [t for t, c in visits if cls == "ALL" or VISIT_CLASS.get(c) == cls]
-            w = rng.choice(VISIT_WORDS[cls])
+            w, w1 = rng.choice(VISIT_WORDS[cls])
             times = [t for t, _ in visits]
             wins = [("", None, None)] + relative_windows(now, times, rng) + dated_windows(now, times, rng)
             for phrase, lo, hi in rng.sample(wins, min(2, len(wins))):
@@ -794,14 +797,14 @@ class Builder:
             if sel:
                 side = rng.choice(["first", "last"])
                 d = sel[0] if side == "first" else sel[-1]
-                t = rng.choice([f"date of {side} {w[:-1]}?", f"When was {her} {'first' if side == 'first' else 'most recent'} {w[:-1]}?",
-                                f"{side} {w[:-1]} - when?"])
+                t = rng.choice([f"date of {side} {w1}?", f"When was {her} {'first' if side == 'first' else 'most recent'} {w1}?",
+                                f"{side} {w1} - when?"])
                 out.append(q(db, pid, "first_last_time", f"first_last_time/{side}-{cls}/any", t, "date",
                              [d.date().isoformat()]))
                 d = sel[-1]
                 days = (now.date() - d.date()).days
                 if d.hour <= 12 and days <= 365:
-                    t = rng.choice([f"days since last {w[:-1]}?", f"How many days since {her} last {w[:-1]}?"])
+                    t = rng.choice([f"days since last {w1}?", f"How many days since {her} last {w1}?"])
                     out.append(q(db, pid, "time_since", f"time_since/days-{cls}/any", t, "count", [days]))
         return out
 
@@ -882,7 +885,7 @@ def select(db: DB, cands: list[dict]) -> list[dict]:
     out = []
     for cat, n in QUOTA[db.name].items():
         pool = by_cat.get(cat, [])
-        rng = random.Random(f"{SEED}:{db.name}:{cat}:select")
+        rng = random.Random(f"{SEED}:{db.name}:{cat}:select")  # noqa: S311
         rng.shuffle(pool)
         # spread over patients and patterns: round-robin over (pattern) then patients
         by_pat = defaultdict(list)
