@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from fhirqa.agent import planner, row_cache, specialists
+from fhirqa.agent import planner, relational, row_cache, specialists
 from fhirqa.agent.answer import Answer, Evidence
 from fhirqa.agent.asof import AsOf
 from fhirqa.agent.backends.base import Backend, get_backend
@@ -107,10 +107,14 @@ def ask(
     question = question.strip()
     if not question:
         return _finish(Answer([], "The question is empty.", status="error", backend=model.name), started)
+    if not store.exists() and (database := relational.database_for(store.db, patient_id)) is not None:
+        return _ask_relational(question, patient_id, moment, database, model)
     con, generation = shared_connection_at(store)
     rows = AsOf(StorePatientRows(con.cursor(), patient_id or "", cache=row_cache.SHARED, generation=generation),
                 moment)
     if patient_id is not None and not rows.rows("patient"):
+        if (database := relational.database_for(store.db, patient_id)) is not None:
+            return _ask_relational(question, patient_id, moment, database, model)
         return _finish(Answer([], f"No patient {patient_id!r} in this store.", status="error", backend=model.name), started)
     resolver = ConceptResolver(
         codes_of=functools.cache(lambda view: codes_by_item(rows, view)),
@@ -155,6 +159,15 @@ def ask(
         },
     )
     return _finish(answer, started)
+
+
+def _ask_relational(question: str, patient_id: str | None, moment: datetime, database: Path, model: Backend) -> Answer:
+    """The question answered from a relational database beside the store (the trace names it)."""
+    from fhirqa.sql import ask_sql
+
+    answer = ask_sql(question, patient_id=patient_id, now=moment, connection=database, backend=model)
+    answer.trace["source"] = database.name
+    return answer
 
 
 def _directory(store: Store) -> Any:

@@ -35,9 +35,10 @@ def register(commands: Any, db_default: str) -> None:
     p.add_argument("--smart-client-id", help="SMART Backend Services client id")
     p.add_argument("--smart-key", help="PEM private key file for SMART Backend Services")
     p.add_argument("--omop", action="store_true",
-                   help="the sources are OMOP CDM CSV folders/zips: load them into DB/omop.duckdb (see `fhirqa omop`)")
+                   help="the sources are OMOP CDM CSV folders/zips: load them into DB/omop.duckdb; `fhirqa ask --db DB` "
+                   "answers its persons (by person_id or person_source_value) when the FHIR views do not hold them")
     p.add_argument("--mimic", action="store_true",
-                   help="the sources are MIMIC-III CSV folders/zips: load them into DB/mimic.duckdb")
+                   help="the sources are MIMIC-III CSV folders/zips: load them into DB/mimic.duckdb (answered like --omop)")
     p.add_argument("--strict", action="store_true", help="abort (store nothing) at the first bad record")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(handler=run)
@@ -69,7 +70,7 @@ def _sources(args: argparse.Namespace) -> list[Source]:
 
 
 def _run_relational(args: argparse.Namespace) -> int:
-    """OMOP / MIMIC sources go to a DuckDB database beside the store, for `fhirqa omop ask`."""
+    """OMOP / MIMIC sources go to a DuckDB database beside the store, for `fhirqa ask` and `fhirqa omop ask`."""
     from pathlib import Path
 
     from fhirqa.sql.load import ingest_mimic, ingest_omop
