@@ -24,6 +24,7 @@ import orjson
 
 from fhirqa.agent.backends.base import Backend, Message, ModelTurn, get_backend
 from fhirqa.agent.engine import ask, parse_now, shared_connection
+from fhirqa.agent.relational import database_for
 from fhirqa.errors import FhirqaError
 from fhirqa.server.config import ServerConfig
 from fhirqa.server.errors import ApiError
@@ -175,10 +176,14 @@ class AskService:
                            f"{', '.join(self.config.allowed_backends)}", expression=["backend"])
         return question.strip(), now, backend
 
-    def require_patient(self, patient_id: str) -> None:
-        """404 unless the store holds ``patient_id``."""
-        if not self.patients.contains(patient_id):
-            raise ApiError(404, "no such patient in this store")
+    def require_patient(self, patient_id: str, *, relational: bool = False) -> None:
+        """404 unless the store holds ``patient_id`` (with ``relational``, also in an OMOP/MIMIC database
+        loaded beside the views: questions are answered from it, other endpoints read the views only)."""
+        if self.patients.contains(patient_id):
+            return
+        if relational and database_for(self.store.db, patient_id) is not None:
+            return
+        raise ApiError(404, "no such patient in this store")
 
     def _run(self, question: str, patient_id: str | None, now: str | None, backend: str,
              emit: Emit | None) -> dict[str, Any]:

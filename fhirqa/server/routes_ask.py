@@ -65,7 +65,7 @@ async def _prepare(request: Request, principal: Principal, patient: str | None, 
                                                        values.get("backend"))
     audit_context(request).question = question
     if patient is not None:
-        state.asker.require_patient(patient)
+        state.asker.require_patient(patient, relational=True)
     return question, now, backend
 
 
