@@ -42,6 +42,23 @@ _OPS = [
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
 _UNIT_AFTER = r"\s*(%|mg/dl|mmol/l|mg|g|mcg|kg|lbs?|cm|mmhg|mm\[hg\]|bpm|/min|meq/l|units?|u/l|g/dl|ng/ml|pg/ml)?"
 
+# Kinds of record a count counts ("total Rx", "total flu vaccines", "total ER visits"): "total" before one of
+# these asks how many, not for a sum of values.
+_RECORD_NOUNS = (r"(?:prescriptions|rxs?|rxes|scripts|meds|medications|orders|vaccines|vaccinations|immunizations|shots|"
+                 r"boosters|visits|encounters|admissions|hospitali[sz]ations|stays|appointments|procedures|surgeries|"
+                 r"operations|measurements|readings|results|values|labs|tests|times|records|entries|refills|fills|"
+                 r"diagnoses|conditions|problems|allergies|doses)")
+_COUNT_FRAME = re.compile(rf"\btotal\b(?:\s+(?:number|no\.?|count|#)\s+of)?(?:\s+[\w\-/.]+){{0,4}}?\s+{_RECORD_NOUNS}(?!\w)")
+
+# "… on her history", "… in his hx", "… on the chart": where the question looks, not what it names.
+_ON_FILE = re.compile(r"\b(?:on|in)\s+(?:(?:her|his|their|my|the|this|your)\s+)?(?:(?:patient|pt)'?s?\s+)?"
+                      r"(?:(?:past\s+)?(?:medical\s+)?history|hx|pmh|chart|record|file)\s*$")
+
+# Words that ask for a value, a date or a list rather than yes/no ("earliest DBP on file").
+_VALUE_CUES = (r"\b(?:what|which|when|how|value|values|result|results|reading|level|list|date|dose|number|count|total|"
+               r"first|initial|earliest|baseline|oldest|last|latest|most recent|newest|recent|current|highest|lowest|"
+               r"max\w*|min\w*|peak|average|mean|avg)\b")
+
 _PERSPECTIVE = r"\b(?:my|mine|i|me|her|his|him|their|them|she|he|they|the patient'?s?|this patient'?s?|patient'?s?|pt'?s?|the pt)\b"
 
 # Words that carry intent or grammar, never the clinical entity.
@@ -73,6 +90,7 @@ _STOP = set(
     single one largest peak given administered received doses dose versus vs reads read shows says showed
     heaviest busiest receive receives move moved moves shift shifted
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
+    rx rxs rxes yr yrs mos wk wks
     """.split()
 )
 
@@ -112,6 +130,7 @@ class ParsedQuestion:
     category: str | None = None  # "bloodwork", "labs": any laboratory result
     yes_no: bool = False  # asked as a yes/no question ("is she…", "could you check whether…")
     med_kind: str | None = None  # "administration" (given, doses received) or "request" (prescribed, ordered)
+    kind_cued: bool = True  # active_check: the words named the kind (problem, taking, allergic); else views decide
     notes: list[str] = field(default_factory=list)
 
     def to_trace(self) -> dict:
@@ -126,6 +145,8 @@ class ParsedQuestion:
             "category": self.category, "yes_no": self.yes_no,
         }
 
+
+_CHECKABLE = ("condition", "medication", "allergy")  # what "still active?" can ask about
 
 _ENCOUNTER_CLASSES = [
     ("IMP", r"\binpatient\b|\bip\b|\badmissions?\b|\badmitted\b|\bhospitali[sz]\w*|\bhospital stays?\b|\bstays?\b"),
@@ -212,6 +233,11 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     pq.hinted = [view for view, pattern in _VIEW_CUES if re.search(pattern, rest)]
     pq.entity = _entity(rest, pq)
     pq.lexicon_views = _lexicon_views(pq.entity)
+    if pq.intent == "active_check" and not pq.kind_cued:
+        # "Allegra still active?" names a drug: look in the lexicon's view first, then the other kinds
+        kinds = [v for v in pq.lexicon_views if v in _CHECKABLE] + ["condition", "medication", "allergy"]
+        pq.views = list(dict.fromkeys(kinds))
+        pq.list_kind = pq.views[0]
     if not pq.hinted:
         # "high cholesterol" is a diagnosis, "statin" a drug: the lexicon knows which view to try first.
         known = [v for v in pq.lexicon_views if v in pq.views]
@@ -301,6 +327,10 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
                  r"\b(?:highest|largest|peak|biggest|max\w*|most)\b.*\b(?:1-day|one-day|single day|in a (?:single )?day|in one day|daily total)\b", text):
         pq.intent, pq.aggregate = "daily_dose", "max"
         return
+    if _COUNT_FRAME.search(text) and not re.search(r"\bdaily\b|\bper day\b|\ba day\b|\bhow much\b", text):
+        pq.intent = "count"  # "total Rx since 2017", "total flu vaccines given in 2019": how many records
+        pq.encounter_class = _encounter_class(text)
+        return
     if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|"
                  r"\btotal daily\b|\bin (?:a|one|a single) day\b|\bin 24 ?h(?:ours?|rs?)?\b|\bdaily\b", text) or (
             re.search(r"\btotal\b", text) and re.search(r"\b(?:given|administered|received)\b", text) and pq.window is not None):
@@ -316,11 +346,13 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     if re.search(r"\bchang\w*\b|\bdifference\b|\bdiffer\b|\bdelta\b|\bhow much (?:did|has|have|had)\b.*\b(?:go|gone|went|rise|rose|risen|fall|fell|fallen|drop|dropped|increase|increased|decrease|decreased|improve|improved)\b", text):
         pq.intent = "change"
         return
-    duration = re.search(r"\bduration\b|\bhow long\b.{0,20}\b(?:has|have|had|did)\b|\bhow many (days|weeks|months|years) (?:has|have|had|did)\b.*\b(?:had|been|suffered|lived|taken|taking|on)\b|"
-                         r"\bfor how (?:long|many (days|weeks|months|years))\b", text)
+    units = r"(days?|d|weeks?|wks?|months?|mos?|years?|yrs?)"
+    duration = re.search(rf"\bduration\b|\bhow long\b.{{0,20}}\b(?:has|have|had|did)\b|\bhow long,? in {units},? .{{0,30}}\b(?:has|have)\b|\bhow many {units} (?:has|have|had|did)\b.*\b(?:had|been|suffered|lived|taken|taking|on)\b|"
+                         rf"\bfor how (?:long|many {units})\b", text)
     if duration:
+        # "how many yrs has she had HLD": the time since its first onset
         pq.intent, pq.position = "time_since", "first"
-        pq.time_unit = duration.group(1) or duration.group(2) or _unit_word(text) or "years"
+        pq.time_unit = _unit_word(duration.group(1) or duration.group(2) or "") or _unit_word(text) or "years"
         return
     since = re.search(r"\bhow long (?:ago|since|has it been)\b|\bhow many (?:full |whole |complete )?(\w+)\b.{0,40}\b(?:since|ago|passed|elapsed)\b|"
                       r"\b(?:time|days|weeks|months|years|mos|yrs|wks|d|mo|yr) since\b|\bhow (?:many (\w+) )?ago\b", text)
@@ -337,10 +369,13 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     terse_check = re.search(r"(?:^|\s|-)(?:still )?active$|^(?:currently |still )?on\b(?! (?:the|average|file|record|\d))|\bstill\b", text)
     if (yes_no or terse_check) and re.search(r"\bstill\b|\bcurrently\b|\bcurrent\b|\bactive\b|\bright now\b|\banymore\b|\bat present\b|\bpresently\b|^(?:currently )?on\b(?! (?:the|average|file|record|\d))", text):
         pq.intent = "active_check"
-        condition = re.search(r"\bproblems?\b|\bdiagnos\w*|\bconditions?\b|\bhave\b|\bhas\b|\bsuffer\w*", text)
-        med = re.search(r"\btaking\b|\bon\b|\bmedications?\b|\bmeds?\b|\bprescri\w*|\bdrugs?\b", text)
+        condition = re.search(r"\bproblems?\b|\bdiagnos\w*|\bconditions?\b|\bsuffer\w*", text)
+        med = re.search(r"\btaking\b|\bon\b|\bmedications?\b|\bmeds?\b|\bprescri\w*|\bdrugs?\b|\brx\b", text)
         allergy = re.search(r"\ballerg", text)
-        pq.list_kind = "allergy" if allergy else "condition" if condition else "medication" if med else "condition"
+        pq.list_kind = "allergy" if allergy else "condition" if condition else "medication" if med else None
+        if pq.list_kind is None:
+            # "does she still have X", "X still active?": X's own kind decides (see parse), a condition by default
+            pq.kind_cued, pq.list_kind = False, "condition"
         if pq.window and pq.window.start is not None and pq.window.end is not None:
             pq.at_time, pq.window = pq.window.end, None
         return
@@ -374,7 +409,9 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         pq.intent, pq.aggregate = "aggregate", agg
         return
     if pq.yes_no or re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any|hx of|history of)\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b", text) or (
-            re.search(r"\bever\b", text) and not re.search(r"\b(?:value|what|which|first|last|latest|result|reading)\b", text)):
+            re.search(r"\bever\b", text) and not re.search(r"\b(?:value|what|which|first|last|latest|result|reading)\b", text)) or (
+            _ON_FILE.search(text) and not re.search(_VALUE_CUES, text)):
+        # "obesity on her history?", "CKD in his hx?": a terse yes/no about the record
         pq.intent = "exists"
         return
     if re.search(r"\b(?:what|which|list)\b.*\b(?:vaccines|immunizations|procedures|allergies|conditions|medications|diagnoses)\b", text):

@@ -40,11 +40,16 @@ def _day(iso: str | None) -> str:
     return (iso or "?")[:10]
 
 
-def final(answer: list[Any], text: str, status: str = "answered", unit: str | None = None) -> Call:
-    """The closing call."""
+def final(answer: list[Any], text: str, status: str = "answered", unit: str | None = None,
+          list_from: str | None = None, list_field: str | None = None) -> Call:
+    """The closing call; ``list_from`` (a handle) makes the answer every distinct ``list_field`` value of that set."""
     args: dict[str, Any] = {"answer": answer, "text": text, "status": status}
     if unit:
         args["unit"] = unit
+    if list_from:
+        args["list_from"] = list_from
+        if list_field:
+            args["list_field"] = list_field
     return ("final_answer", args)
 
 
@@ -288,6 +293,13 @@ def _row_value(view: str, row: dict[str, Any]) -> tuple[Any, str | None]:
 
 def plan_aggregate(pq: ParsedQuestion) -> Plan:
     """Mean / median / sum, or max / min with the row it came from."""
+    if pq.aggregate == "sum" and not pq.encounter_class:
+        # "total medication reconciliation since 2014": a total of records that carry no value is their count
+        located = yield from find_records(pq, numeric=None) if pq.entity else (None, None)
+        view = located[0] if located else None
+        if (view or (pq.views[0] if pq.views else "observation")) != "observation":
+            yield from plan_count(pq)
+            return
     got = yield from scoped(pq, f"{_entity_label(pq)} results")
     if not isinstance(got, Scope):
         yield got
@@ -516,6 +528,10 @@ def _convert(value: float, unit: str | None, to: str | None) -> float | None:
 def plan_daily_dose(pq: ParsedQuestion) -> Plan:
     """Daily total: from the latest order's dose × frequency, or the per-day sum of administrations."""
     located = yield from find_records(pq, views=["medication"])
+    if located is None and pq.aggregate == "sum" and not pq.comparison:
+        # "total flu shots given in 2019": not a drug's doses but records of another kind, counted
+        yield from plan_count(pq)
+        return
     if located is None:
         if pq.comparison:  # "ever more than 2 g of vanc in a day?" with no vancomycin at all: no
             yield final([False], f"No: the record has no {pq.entity} at all.")
@@ -668,9 +684,11 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
         yield final([], f"No active {pq.list_kind or view}s {when}.")
         return
     names = yield ("extract_field_value", {"records": active["handle"], "field": name_field(view), "distinct": True})
-    values = [v["value"] if isinstance(v, dict) else v for v in names.get("values", [])]
-    more = f" (and {names['omitted']} more)" if names.get("omitted") else ""
-    yield final(values, f"Active {pq.list_kind or view}s {when}: {'; '.join(map(str, values))}{more}.")
+    values = [v["value"] for v in names.get("values", []) if isinstance(v, dict)]  # not the "… N more" marker
+    more = _more(names, len(values))
+    # The answer holds every item (list_from), not only the ones the preview showed.
+    yield final([], f"Active {pq.list_kind or view}s {when}: {'; '.join(map(str, values))}{more}.",
+                list_from=active["handle"], list_field=name_field(view))
 
 
 def _clinically_active(result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
@@ -703,9 +721,19 @@ def plan_list_items(pq: ParsedQuestion) -> Plan:
     if filtered.get("count") == 0:
         yield _empty_window(pq, f"{view} entries", filtered)
         return
-    names = yield ("extract_field_value", {"records": filtered.get("handle") or found["handle"], "field": name_field(view), "distinct": True})
-    values = [v["value"] if isinstance(v, dict) else v for v in names.get("values", [])]
-    yield final(values, f"{len(values)} distinct: {'; '.join(map(str, values))}.")
+    handle = filtered.get("handle") or found["handle"]
+    names = yield ("extract_field_value", {"records": handle, "field": name_field(view), "distinct": True})
+    values = [v["value"] for v in names.get("values", []) if isinstance(v, dict)]  # not the "… N more" marker
+    total = names.get("count") or len(values)
+    yield final([], f"{total} distinct: {'; '.join(map(str, values))}{_more(names, len(values))}.",
+                list_from=handle, list_field=name_field(view))
+
+
+def _more(names: dict[str, Any], shown: int) -> str:
+    """" (and N more)" when a result listed fewer distinct values than it counted."""
+    total = names.get("count")
+    left = total - shown if isinstance(total, int) and total > shown else 0
+    return f" (and {left} more)" if left else ""
 
 
 def plan_age(pq: ParsedQuestion) -> Plan:
@@ -770,11 +798,13 @@ def plan_age_at(pq: ParsedQuestion) -> Plan:
 def plan_active_check(pq: ParsedQuestion) -> Plan:
     """Yes/no: is this condition or medication active now (or at the asked date)?"""
     view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
-    located = yield from find_records(pq, views=[view], kind="request")
+    # Words that named no kind ("X still active?") let X be found wherever it is: a drug, a problem, an allergy.
+    kinds = [view] if pq.kind_cued else [v for v in pq.views if v in ("condition", "medication", "allergy")] or [view]
+    located = yield from find_records(pq, views=kinds, kind="request")
     if located is None:
         yield final([False], f"No: the record has no {pq.entity} at all.")
         return
-    _, found = located
+    view, found = located
     if found.get("ambiguous"):
         yield _ambiguous(found, pq.entity)
         return
