@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fhirqa.errors import FhirqaError
+
 #: The databases ``fhirqa ingest --omop/--mimic`` writes beside a store, in the order they are tried.
 RELATIONAL_FILES = ("omop.duckdb", "mimic.duckdb")
 
@@ -31,7 +33,13 @@ def database_for(db: Path, patient_id: str | None) -> Path | None:
     from fhirqa.sql.schema import discover
 
     for path in databases:
-        con = open_database(path)
-        if find_key(con, discover(con), patient_id) is not None:
+        try:
+            con = open_database(path)
+            found = find_key(con, discover(con), patient_id) is not None
+        except FhirqaError:
+            raise
+        except Exception as exc:  # a damaged or foreign file: say which, never a traceback
+            raise FhirqaError(f"{path}: cannot be read as an OMOP/MIMIC database ({exc})") from exc
+        if found:
             return path
     return None

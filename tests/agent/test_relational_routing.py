@@ -63,3 +63,13 @@ def test_a_folder_holding_only_a_relational_database_answers_too(fhir_and_omop, 
 def test_a_patient_in_neither_is_still_an_error_naming_the_store(fhir_and_omop):
     answer = ask(QUESTION, patient_id="no-such-patient", now=NOW, db=fhir_and_omop)
     assert answer.status == "error" and "no-such-patient" in answer.text
+
+
+def test_a_damaged_database_beside_the_store_is_named_in_the_error(fhir_and_omop, tmp_path):
+    from fhirqa.errors import FhirqaError
+
+    db = tmp_path / "db"
+    shutil.copytree(fhir_and_omop, db, ignore=shutil.ignore_patterns("omop.duckdb"))
+    (db / "omop.duckdb").write_bytes(b"not a database")
+    with pytest.raises(FhirqaError, match="omop.duckdb"):
+        ask(QUESTION, patient_id="42", now=NOW, db=db)
