@@ -230,12 +230,14 @@ def _omop_visit(schema: Schema, d: Dialect) -> Branch:
     concept_id = b.col("visit_concept_id")
     names = " ".join(f"WHEN {k} THEN {b.lit(v[0])}" for k, v in visits.items())
     classes = " ".join(f"WHEN {k} THEN {b.lit(v[1])}" for k, v in visits.items())
+    # a combined visit ("Emergency Room and Inpatient Visit") is of both classes: its second class from the data file
+    alts = " ".join(f"WHEN {k} THEN {b.lit(v[2])}" for k, v in visits.items() if len(v) > 2)
     builtin_name = f"CASE {concept_id} {names} END" if concept_id != "NULL" else "NULL"
     b.values.update(name=b.first(f"{s}.concept_name" if s else "NULL", f"{c}.concept_name" if c else "NULL", builtin_name),
                     code=b.first(f"{s}.concept_code" if s else "NULL", b.col("visit_source_value")),
                     source_code=b.col("visit_source_value"),
                     class_code=f"CASE {concept_id} {classes} END" if concept_id != "NULL" else "NULL",
-                    alt_class=f"CASE WHEN {concept_id} = 262 THEN 'EMER' END" if concept_id != "NULL" else "NULL",
+                    alt_class=f"CASE {concept_id} {alts} END" if concept_id != "NULL" and alts else "NULL",
                     time=b.first(b.col("visit_start_datetime"), b.col("visit_start_date")),
                     end_time=b.first(b.col("visit_end_datetime"), b.col("visit_end_date")),
                     name_col=b.lit("visit_occurrence.visit_concept_id"), time_col=b.lit("visit_occurrence.visit_start_datetime"))
