@@ -99,7 +99,12 @@ def exists(c: Compiler) -> Final:
     located = c.encounters()
     if located is not None and not located.count:
         return final([False], f"No: the record has no {c.class_label()} encounters.")
+    # where the question's words and the lexicon point, and where the database's vocabulary files the name
+    # ("hx of hydromorphone use" names a Drug concept: drug exposures are searched, not only conditions)
     pointed = [v for v in pq.views if v in pq.hinted or v in pq.lexicon_views]
+    if pointed and pq.entity:
+        placed = c.data.concept_views(pq.entity)
+        pointed += [v for v in pq.views if v in placed and v not in pointed]
     located = located or c.find(pointed or None)
     if located is None:
         searched = ", ".join(pointed or pq.views[:4])

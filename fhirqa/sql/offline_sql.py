@@ -118,10 +118,30 @@ class Compiler:
         spec = Spec("encounter", cls=self.pq.encounter_class)
         return Found(spec, self.data.count(spec))
 
+    def pointed_views(self) -> list[str]:
+        """Views the question's words, the lexicon or a medication verb ("given", "prescribed") point at."""
+        pq = self.pq
+        pointed = [v for v in pq.views if v in pq.hinted or v in pq.lexicon_views]
+        return pointed + (["medication"] if pq.med_kind and "medication" not in pointed else [])
+
+    def reading_views(self) -> list[str] | None:
+        """Where a value question (latest, highest, average, trend, threshold…) looks: results (the measurement
+        domain: ``observation``) first; a drug only when the question or the lexicon says it is one ("last metformin
+        dose"), never because a drug's name contains the word ("magnesium" ≠ "Magnesium Sulfate 50 mL Bag"); other
+        kinds (a procedure's date) when the question points at them or the vocabulary (CONCEPT) files the name there.
+        None for the other intents (every view, in the parser's order)."""
+        pq = self.pq
+        if pq.intent not in NUMERIC_INTENTS:
+            return None
+        pointed = self.pointed_views()
+        placed = self.data.concept_views(pq.entity) if pq.entity else ()
+        return [v for v in pq.views if v == "observation" or v in pointed
+                or (v in placed and v != "medication")] or ["observation"]
+
     def scoped(self, what: str) -> Spec | Final:
         """Rows for the entity within the window, or the final answer saying why there are none."""
         numeric = self.pq.intent in NUMERIC_INTENTS
-        found = self.encounters() or self.find(numeric=numeric or None,
+        found = self.encounters() or self.find(self.reading_views(), numeric=numeric or None,
                                                category=self.pq.category if not self.pq.entity else None)
         if found is None:
             return self.no_match(what)

@@ -10,6 +10,7 @@ of ``now`` (rows timed after it are invisible, as on the FHIR path), runs it thr
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
@@ -23,6 +24,9 @@ from fhirqa.sql.safe import DEFAULT_TIMEOUT_S, QueryResult, run_scoped
 from fhirqa.sql.schema import Schema
 
 ROW_LIMIT = 100_000
+# OMOP CONCEPT.domain_id → the canonical view holding that domain's events
+_DOMAIN_VIEWS = {"Drug": "medication", "Condition": "condition", "Procedure": "procedure", "Measurement": "observation",
+                 "Observation": "observation", "Visit": "encounter"}
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,45 @@ class SqlPatient:
         for row in sorted(rows, key=lambda r: (str(r["parent_name"]), str(r["name"]))):
             out.setdefault(str(row["parent_name"]), []).append(str(row["name"]))
         return out
+
+    @functools.cache  # noqa: B019 - per question, like items()
+    def concept_views(self, phrase: str) -> tuple[str, ...]:
+        """The views an item phrase names by what the database's vocabulary says it is: ``CONCEPT.domain_id`` (Drug →
+        medication, Condition → condition, Procedure → procedure, Measurement/Observation → observation, Visit →
+        encounter) of the concepts (names and ``CONCEPT_SYNONYM`` names) the resolver matches ``phrase`` to, by the
+        same rules as the patient's own names (lexicon brands and abbreviations, word containment; spelling-level
+        matches left out). Empty without a vocabulary."""
+        tables = self.schema.tables
+        if self.schema.kind != "omop" or "concept" not in tables or not phrase.strip():
+            return ()
+        from fhirqa.agent.backends.offline.parser import _lexicon
+
+        lexicon = _lexicon()
+        terms = {w for w in re.findall(r"[a-z0-9]{3,}", phrase.lower())}
+        for expansion in lexicon.expand(phrase) if lexicon is not None else []:
+            terms.update(re.findall(r"[a-z0-9]{3,}", expansion.term.lower()))
+        if not terms:
+            return ()
+        params = {f"t{i}": f"%{t}%" for i, t in enumerate(sorted(terms))}
+        domains = ", ".join(f"'{d}'" for d in _DOMAIN_VIEWS)
+        like = " OR ".join(f"lower(n) LIKE :{k}" for k in params)
+        names = "SELECT c.domain_id AS domain_id, c.concept_name AS n FROM concept AS c"
+        if "concept_synonym" in tables:
+            names += (" UNION ALL SELECT c.domain_id, s.concept_synonym_name FROM concept_synonym AS s "
+                      "JOIN concept AS c ON c.concept_id = s.concept_id")
+        rows = self.run(f"SELECT DISTINCT domain_id, n FROM ({names}) AS k WHERE domain_id IN ({domains}) AND ({like})",
+                        params, limit=20_000)
+        by_view: dict[str, list[str]] = {}
+        for row in rows:
+            if row.get("n"):
+                by_view.setdefault(_DOMAIN_VIEWS[str(row["domain_id"])], []).append(str(row["n"]))
+        resolver = ConceptResolver(codes_of=lambda view: {}, children_of=lambda view: {})
+        placed = []
+        for view, candidates in by_view.items():
+            found = resolver(view, phrase, sorted(set(candidates)))
+            if (found.matched or found.ambiguous) and not found.how.startswith("fuzzy"):
+                placed.append(view)
+        return tuple(placed)
 
     def resolve(self, view: str, phrase: str) -> Resolution:
         """The patient's item names ``phrase`` means in ``view`` (the FHIR path's resolver, same rules)."""
