@@ -17,7 +17,6 @@ from typing import Any
 
 from fhirqa.agent.answer import Answer, Evidence
 from fhirqa.agent.backends.base import Backend, get_backend
-from fhirqa.agent.backends.offline.parser import parse
 from fhirqa.agent.engine import parse_now
 from fhirqa.errors import FhirqaError
 from fhirqa.sql.connect import Connection, connect
@@ -116,9 +115,9 @@ def ask_sql(
 
 def _offline(question: str, moment: datetime, con: Connection, schema: Schema, person: Person | None,
              data: SqlPatient | None, trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:
-    from fhirqa.sql.offline_sql import compile_and_answer
+    from fhirqa.sql.offline_sql import compile_and_answer, parse_question
 
-    pq = parse(question, moment, names=tuple(person.names) if person else ())
+    pq = parse_question(question, moment, names=tuple(person.names) if person else ())
     trace["parse"] = pq.to_trace()
     if pq.intent == "lookup" or data is None:
         return _lookup(pq, con, schema, trace)

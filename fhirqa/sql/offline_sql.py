@@ -11,11 +11,13 @@ and stop reasons. Calendar arithmetic (ages, "how long since") is done in Python
 
 from __future__ import annotations
 
+import re
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
-from fhirqa.agent.backends.offline.parser import ParsedQuestion
+from fhirqa.agent.backends.offline.parser import ParsedQuestion, parse
 from fhirqa.agent.backends.offline.plans import NUMERIC_INTENTS, item_groups
 from fhirqa.sql.records import Spec, SqlPatient, iso
 
@@ -304,11 +306,83 @@ class Compiler:
                      f"to {fmt(a, unit)} on {day(last.get('time'))} ({relative:+.0%}).")
 
 
+_YEAR = re.compile(r"(?<![\d.])(\d{4})(?![\d.])")
+
+
+def _years_moved(moment: datetime, years: int) -> datetime:
+    """``moment`` moved by whole years (29 February becomes the 28th in a common year)."""
+    try:
+        return moment.replace(year=moment.year + years)
+    except ValueError:
+        return moment.replace(year=moment.year + years, day=28)
+
+
+def parse_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQuestion:
+    """The offline parser's reading of ``question``, with dates in any year.
+
+    Date-shifted databases (MIMIC puts its patients in 2100–2200) are asked about years the parser's date
+    phrases do not read ("visits during 2157"). When the parse found no window or date and the question
+    writes such a year, the question and ``now`` are moved by whole centuries into the years the parser
+    reads, parsed again, and the window (or date) moved back: the calendar year, month or day asked about
+    is the same one. Relative windows ("past 2 years") never need this: they are read from ``now`` itself.
+    """
+    pq = parse(question, now, names=names)
+    if pq.window is not None or pq.at_time is not None:
+        return pq
+    odd = sorted({int(y) for y in _YEAR.findall(question)} - set(range(1900, 2100)))
+    odd = [y for y in odd if 1000 <= y <= 2999]
+    if not odd:
+        return pq
+    shift = (odd[-1] // 100 - 20) * 100
+    if not all(1900 <= y - shift <= 2099 for y in odd) or not 1900 <= now.year - shift <= 2099:
+        return pq
+    moved = _YEAR.sub(lambda m: str(int(m.group(1)) - shift) if int(m.group(1)) in odd else m.group(1), question)
+    again = parse(moved, _years_moved(now, -shift), names=names)
+    if again.window is None and again.at_time is None:
+        return pq
+    again.text, again.now = question, now
+    if again.window is not None:
+        w = again.window
+        label = w.label
+        for year in odd:
+            label = label.replace(str(year - shift), str(year))
+        again.window = replace(w, start=w.start and _years_moved(w.start, shift), end=w.end and _years_moved(w.end, shift),
+                               label=label)
+    if again.at_time is not None:
+        again.at_time = _years_moved(again.at_time, shift)
+    return again
+
+
+def _encounter_class_named(pq: ParsedQuestion) -> str | None:
+    """The encounter class an item phrase names when it is an encounter word of the lexicon, or begins the
+    words of encounter words of one class only ("admit" begins "admitted": inpatient), as drug names cut
+    short are read. Punctuation left in the phrase ("admit -") is not a word."""
+    from fhirqa.agent.backends.offline.parser import _lexicon
+
+    words = [w for w in pq.entity.split() if re.search(r"[a-z0-9]", w, re.I)]
+    lexicon = _lexicon()
+    if lexicon is None or not words:
+        return None
+    phrase = " ".join(words)
+    named = lexicon.encounter_class(phrase)
+    if named or len(words) > 1 or len(phrase) < 4 or not phrase.isalpha():
+        return named
+    classes = {lexicon.encounter_class(term) for term in lexicon.terms()
+               if any(w.startswith(phrase) for w in term.split()) and lexicon.encounter_class(term)}
+    return classes.pop() if len(classes) == 1 else None
+
+
 def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None) -> Final:
     """Answer ``pq`` over ``data`` (``person``: the patient's demographics, for age and demographic questions)."""
     from fhirqa.sql.offline_intents import INTENTS
 
     compiler = Compiler(pq, data)
+    if not pq.encounter_class and pq.entity and pq.intent not in ("after_drug", "daily_dose", "active_list", "active_check"):
+        named = _encounter_class_named(pq)
+        items = [v for v in pq.views if v != "encounter"]
+        if named and not any((f := compiler.lookup(v, pq.entity)).count and not f.fuzzy for v in items):
+            pq.encounter_class, pq.entity = named, ""
+            pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
     compiler.person = person  # type: ignore[attr-defined]
     handler = INTENTS.get(pq.intent, INTENTS["value"])
     return handler(compiler)
