@@ -153,6 +153,12 @@ def test_how_many_years_has_she_had_x_is_the_time_since_its_first_onset():
     assert ask("Could you tell me how long, in years, this patient has had hyperlipidemia?")["answer"] == [23]
 
 
+
+def test_time_since_a_drug_was_last_ordered_is_about_the_drug_not_a_value_after_it():
+    got = ask("Time since Allegra last ordered, in d")  # ordered 2020-12-27; now 2024-06-15
+    assert got["answer"] == [1266]
+
+
 # 6. complete lists ----------------------------------------------------------------------------------------------
 
 def test_an_active_problem_list_holds_every_item_not_a_preview():

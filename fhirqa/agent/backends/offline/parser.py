@@ -205,7 +205,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     ) or re.search(r"\bpost[- ](?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+(?:start|initiation|initiated|started)\b", rest) or re.search(
         r"\b(?:after|since|once)\s+(?:(?:a|an|the|my|his|her|their)\s+)?(?!(?:the\s+)?(?:patient|pt)\b)(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+"
         r"(?:was\s+|were\s+)?(?:first\s+)?(?:began|begun|started|initiated|ordered|prescribed)\b", rest)
-    if drug_match and re.search(r"\bhow (?:many \w+|long)\b.{0,12}\b(?:since|ago)\b|\b(?:days|weeks|months|years|mos|yrs) since\b", rest):
+    if drug_match and re.search(r"\bhow (?:many \w+|long)\b.{0,12}\b(?:since|ago)\b|\b(?:time|days|weeks|months|years|mos|yrs|wks|d) since\b", rest):
         drug_match = None  # "how many years since Plavix was last prescribed": the drug is the event itself
     if drug_match:
         pq.intent = "after_drug"
