@@ -172,7 +172,8 @@ def charts() -> dict[str, Chart]:
             c.cond.append(dict(ref=ref, name=cc_name(r["code"]), names=all_names(r["code"]), onset=onset,
                                abated=bool(abat or r.get("abatementString")), abatement=abat,
                                clin=clin[0] if clin else None, recorded=ts(r.get("recordedDate")),
-                               localfirst=r.get("clinicalStatus", {}).get("coding", [{}])[0].get("system") != CLIN))
+                               localfirst=r.get("clinicalStatus", {}).get("coding", [{}])[0].get("system") != CLIN,
+                               onset_age=(r.get("onsetAge") or {}).get("value")))
             c.times += [x for x in (onset, abat, ts(r.get("recordedDate"))) if x]
         elif rt == "MedicationRequest":
             c = chart(r)
@@ -268,7 +269,8 @@ class Gen:
     def q(self, cat, text, atype, expected, refs, template, status="answered", now=None, tol=None):
         if tol is None:
             tol = 0.02 if cat == "change" else 0.01 if atype == "number" else 0
-        self.out[cat].append(dict(patient_id=self.c.pid, question=text, now=(now or self.now).isoformat().replace(
+        pid = None if cat == "patient_lookup" else self.c.pid
+        self.out[cat].append(dict(patient_id=pid, question=text, now=(now or self.now).isoformat().replace(
             "+00:00", "Z"), category=cat, answer_type=atype, expected=expected, expected_status=status,
             tolerance=tol, gold_refs=sorted(set(refs)), template=template))
 
@@ -458,6 +460,9 @@ class Gen:
                     if not near:
                         self.q("age", f"How old was {she} when {she} was diagnosed with {words}?", "number",
                                [completed_years(self.birth, od)], [x["ref"]], "age/at-diagnosis")
+                elif x["onset_age"] is not None:
+                    self.q("age", f"How old was {she} when {she} was diagnosed with {words}?", "number",
+                           [x["onset_age"]], [x["ref"]], "age/at-diagnosis-onsetAge")
             elif any(any(k in y["names"] for k in keys) for o in self.others for y in o.cond) and not (
                     words == "high cholesterol" and any("lipid" in y["names"] for y in c.cond)):
                 self.q("existence_negative", f"Does {she} have a history of {words}?", "boolean", [False], [],
@@ -493,8 +498,10 @@ class Gen:
     def lists(self) -> None:
         c, her, she = self.c, self.her, self.she
         act = sorted({x["name"] for x in c.cond if self.active(x, self.now)})
+        shape = "".join(sorted({"-localStatusFirst" for x in c.cond if x["localfirst"]} | {
+            "-abatementString" for x in c.cond if x["abated"] and not x["abatement"]}))
         self.q("active_conditions", f"What are {her} current active problems?", "list", act,
-               [x["ref"] for x in c.cond if self.active(x, self.now)], "active_conditions/now")
+               [x["ref"] for x in c.cond if self.active(x, self.now)], "active_conditions/now" + shape)
         meds = sorted({x["name"] for x in c.rx if x["status"] == "active"})
         self.q("active_medications", f"What medications is {she} currently on?", "list", meds,
                [x["ref"] for x in c.rx if x["status"] == "active"], "active_medications/now")
@@ -527,7 +534,9 @@ class Gen:
                 d = days[len(days) // 2]
                 on = [x for x in given if x["t"].date() == d]
                 unit = on[0]["unit"]
-                self.q("daily_total_administered", f"How much {drug} was given on {fmt_date(d, 1)}?", "number",
+                word = (f"How much {drug} was given on {fmt_date(d, 1)}?" if drug != "vancomycin" else
+                        f"What was the total dose of {drug} given on {fmt_date(d, 1)}?")
+                self.q("daily_total_administered", word, "number",
                        [num(sum(x["dose"] for x in on))], [x["ref"] for x in on], f"daily_total_administered/total-{drug}"
                        f"-{unit}")
                 self.q("daily_total_administered", f"How many doses of {drug} were given on {fmt_date(d, 2)}?",
@@ -581,8 +590,18 @@ def daily_dose(dosage: list[dict]) -> tuple[float | None, str]:
     return None, ""
 
 
-QUOTA = {"existence_negative": 8, "existence_positive": 7, "daily_total_administered": 4, "daily_dose": 8,
-         "active_conditions": 7, "active_medications": 7, "count_encounters": 7, "value_in_window": 6}
+SHAPES = ("-as-ACUTE", "abatementString", "localStatusFirst", "-string", "timing-code", "text-only",
+          "recordedDate-only", "onsetAge", "usual-first", "deceased-boolean", "total-vancomycin", "doses-heparin",
+          "test-nonnumeric")
+
+
+def shaped(template: str) -> bool:
+    return any(m in template for m in SHAPES)
+
+
+QUOTA = {"existence_negative": 8, "existence_positive": 7, "daily_total_administered": 5, "daily_dose": 8,
+         "active_conditions": 8, "active_medications": 7, "count_encounters": 7, "value_in_window": 6, "age": 6,
+         "count_other": 6, "demographics": 6}
 
 
 def main() -> None:
@@ -612,10 +631,17 @@ def main() -> None:
                 if not pool or len(chosen) >= want:
                     continue
                 # prefer templates not yet used (spreads the data shapes)
-                pool.sort(key=lambda q: seen_tpl[q["template"]])
+                pool.sort(key=lambda q: (not (shaped(q["template"]) and seen_tpl[q["template"]] == 0),
+                                         seen_tpl[q["template"]]))
                 q = pool.pop(0)
                 seen_tpl[q["template"]] += 1
                 chosen.append(q)
+        have = {q["template"] for q in chosen}
+        for pool in pools:  # every data-shape template at least once
+            for q in pool:
+                if shaped(q["template"]) and q["template"] not in have:
+                    have.add(q["template"])
+                    chosen.append(q)
         for i, q in enumerate(chosen, 1):
             lines.append({"id": f"{cat}-{i:03d}", **q})
     OUT.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
