@@ -105,3 +105,11 @@ def test_the_answer_object_is_json_ready(sample_db):
     data = ask("When was her first A1c?", patient_id=pid, now=NOW, db=sample_db).to_dict()
     json.dumps(data)
     assert set(data) >= {"answer", "unit", "text", "status", "evidence", "trace", "backend", "tokens", "latency_ms"}
+
+
+def test_a_daily_dose_of_a_drug_the_record_never_holds_is_no_data_not_a_count_of_zero(sample_db):
+    pid = patient(sample_db, "Linda Taylor")
+    assert not direct(sample_db, "SELECT 1 FROM medication WHERE patient_id = ? AND medication_name ILIKE '%vancomycin%'",
+                      [pid])
+    answer = ask("What was the total daily dose of vancomycin?", patient_id=pid, now=NOW, db=sample_db)
+    assert answer.status == "no-data" and answer.answer == []

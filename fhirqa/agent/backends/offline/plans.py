@@ -529,9 +529,12 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
     """Daily total: from the latest order's dose × frequency, or the per-day sum of administrations."""
     located = yield from find_records(pq, views=["medication"])
     if located is None and pq.aggregate == "sum" and not pq.comparison:
-        # "total flu shots given in 2019": not a drug's doses but records of another kind, counted
-        yield from plan_count(pq)
-        return
+        # "total flu shots given in 2019": not a drug's doses but records of another kind, counted. A drug
+        # the record does not hold at all has no daily dose: that is no data, not a count of 0.
+        elsewhere = yield from find_records(pq)
+        if elsewhere is not None and elsewhere[0] != "medication":
+            yield from plan_count(pq)
+            return
     if located is None:
         if pq.comparison:  # "ever more than 2 g of vanc in a day?" with no vancomycin at all: no
             yield final([False], f"No: the record has no {pq.entity} at all.")
