@@ -38,8 +38,26 @@ from evals.consistency.vocab import (
 from evals.consistency.writer import to_note_unit
 
 DAY = timedelta(days=1)
+# Every brand a wording table (vocab.py, variant.py, fresh.py) writes, to its generic. A brand missing here made
+# ``drug_in_record`` miss the patient's own drug: "Norvasc" was written as a drug "not in the record" for a patient
+# on amlodipine. tests/consistency/test_eval_shared.py checks that every brand written is listed.
 BRANDS = {"lipitor": "atorvastatin", "crestor": "rosuvastatin", "motrin": "ibuprofen", "aleve": "naproxen",
-          "brilinta": "ticagrelor", "effient": "prasugrel", "tylenol": "acetaminophen", "zocor": "simvastatin"}
+          "brilinta": "ticagrelor", "effient": "prasugrel", "tylenol": "acetaminophen", "zocor": "simvastatin",
+          "lasix": "furosemide", "norvasc": "amlodipine", "lopressor": "metoprolol", "zestril": "lisinopril",
+          "glucophage": "metformin", "prilosec": "omeprazole", "pepcid": "famotidine", "singulair": "montelukast",
+          "flexeril": "cyclobenzaprine", "ultram": "tramadol", "xanax": "alprazolam", "ativan": "lorazepam",
+          "seroquel": "quetiapine", "lamictal": "lamotrigine", "cymbalta": "duloxetine", "levaquin": "levofloxacin",
+          "pravachol": "pravastatin", "livalo": "pitavastatin", "norco": "hydrocodone", "toradol": "ketorolac",
+          "mobic": "meloxicam", "celebrex": "celecoxib", "omnicef": "cefdinir", "eliquis": "apixaban",
+          "xarelto": "rivaroxaban", "januvia": "sitagliptin", "farxiga": "dapagliflozin", "zoloft": "sertraline",
+          "lexapro": "escitalopram", "wellbutrin": "bupropion", "neurontin": "gabapentin", "flomax": "tamsulosin",
+          "protonix": "pantoprazole", "coreg": "carvedilol", "imdur": "isosorbide", "bactrim ds": "sulfamethoxazole",
+          "keflex": "cephalexin", "valtrex": "valacyclovir", "lovenox": "enoxaparin", "dilaudid": "hydromorphone",
+          "zofran": "ondansetron", "trulicity": "dulaglutide", "mounjaro": "tirzepatide", "repatha": "evolocumab",
+          "aldactone": "spironolactone", "z-pak": "azithromycin", "percocet": "oxycodone", "plavix": "clopidogrel",
+          "demerol": "meperidine", "naprosyn": "naproxen", "amoxil": "amoxicillin", "pen-vk": "penicillin",
+          "augmentin": "amoxicillin", "toprol xl": "metoprolol", "advil": "ibuprofen", "asa": "aspirin",
+          "hctz": "hydrochlorothiazide", "apap": "acetaminophen"}
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,17 @@ def test_the_generator_imports_nothing_from_fhirqa():
         assert not re.search(r"^\s*(?:from|import)\s+fhirqa", text, re.M), name
 
 
+def test_every_brand_the_wording_tables_write_is_known_to_the_label_rules():
+    # a brand the rules do not know is "not in the record" even for a patient on its generic (Norvasc, amlodipine)
+    from evals.consistency import fresh, inject, variant, vocab
+
+    for table in (vocab, variant, fresh):
+        written = [d[0] for d in table.OTHER_DRUGS] + [s for subs in table.ALTERNATIVES.values() for s in subs]
+        brands = [w for w in written if w[:1].isupper()]
+        assert brands and all(b.lower() in inject.BRANDS for b in brands), (
+            table.__name__, [b for b in brands if b.lower() not in inject.BRANDS])
+
+
 @pytest.mark.parametrize(("name", "args"), [
     ("notes.jsonl", []),
     ("notes-heldout.jsonl", ["--variant", "heldout", "--skip", "60", "--patients", "40", "--seed", "7"]),
