@@ -1,17 +1,87 @@
 -- Canonical view: condition (one row per Condition).
--- Source table: map_condition (mappings/Condition.json).
+-- Source tables: map_condition (mappings/Condition.json); map_patient (birth date, for onsetAge/abatementAge).
+WITH
+births AS (
+    -- full birth dates only: an age on a partial date (YYYY, YYYY-MM) would place the instant up to a year off
+    SELECT patient_id, min(TRY_CAST(birth_date AS DATE)) AS birth_date
+    FROM map_patient
+    WHERE length(birth_date) = 10
+    GROUP BY patient_id
+),
+ages AS (
+    SELECT
+        c.*,
+        b.birth_date AS patient_birth_date,
+        -- months of an Age in UCUM units (a, mo) or common unit words; weeks/days/hours in days
+        CASE
+            WHEN coalesce(c.onset_age_unit_code, lower(c.onset_age_unit_text)) IN ('a', 'yr', 'yrs', 'y', 'year', 'years')
+            THEN c.onset_age * 12
+            WHEN coalesce(c.onset_age_unit_code, lower(c.onset_age_unit_text)) IN ('mo', 'month', 'months')
+            THEN c.onset_age
+        END AS onset_age_months,
+        CASE
+            WHEN coalesce(c.onset_age_unit_code, lower(c.onset_age_unit_text)) IN ('wk', 'week', 'weeks')
+            THEN c.onset_age * 7
+            WHEN coalesce(c.onset_age_unit_code, lower(c.onset_age_unit_text)) IN ('d', 'day', 'days')
+            THEN c.onset_age
+        END AS onset_age_days,
+        CASE
+            WHEN coalesce(c.abatement_age_unit_code, lower(c.abatement_age_unit_text))
+                IN ('a', 'yr', 'yrs', 'y', 'year', 'years')
+            THEN c.abatement_age * 12
+            WHEN coalesce(c.abatement_age_unit_code, lower(c.abatement_age_unit_text)) IN ('mo', 'month', 'months')
+            THEN c.abatement_age
+        END AS abatement_age_months,
+        CASE
+            WHEN coalesce(c.abatement_age_unit_code, lower(c.abatement_age_unit_text)) IN ('wk', 'week', 'weeks')
+            THEN c.abatement_age * 7
+            WHEN coalesce(c.abatement_age_unit_code, lower(c.abatement_age_unit_text)) IN ('d', 'day', 'days')
+            THEN c.abatement_age
+        END AS abatement_age_days
+    FROM map_condition AS c
+    LEFT JOIN births AS b ON b.patient_id = c.patient_id
+),
+derived AS (
+    SELECT
+        a.*,
+        -- the instant an Age names: birth date + the age (whole months, else whole days)
+        CAST(CAST(coalesce(
+            a.patient_birth_date + INTERVAL '1 month' * CAST(round(a.onset_age_months) AS INTEGER),
+            a.patient_birth_date + INTERVAL '1 day' * CAST(round(a.onset_age_days) AS INTEGER)
+        ) AS TIMESTAMP) AS TIMESTAMPTZ) AS onset_from_age,
+        CAST(CAST(coalesce(
+            a.patient_birth_date + INTERVAL '1 month' * CAST(round(a.abatement_age_months) AS INTEGER),
+            a.patient_birth_date + INTERVAL '1 day' * CAST(round(a.abatement_age_days) AS INTEGER)
+        ) AS TIMESTAMP) AS TIMESTAMPTZ) AS abatement_from_age
+    FROM ages AS a
+)
 SELECT
     c.patient_id,
     c.ref,
     coalesce(c.code_text, c.code_display, c.code) AS name,
-    c.code,
-    c.code_system,
-    c.clinical_status,
-    c.verification_status,
+    -- the standard coding wherever it sits: SNOMED CT, else ICD-10(-CM), else the first coding
+    coalesce(c.snomed_code, c.icd10_code, c.code) AS code,
+    CASE
+        WHEN c.snomed_code IS NOT NULL THEN 'http://snomed.info/sct'
+        WHEN c.icd10_code IS NOT NULL THEN c.icd10_system
+        ELSE c.code_system
+    END AS code_system,
+    -- the HL7 condition-clinical coding wherever it sits; without one, any abatement[x] reads 'inactive'
+    -- (con-4: an abated condition is inactive, resolved or in remission); else the first coding
+    coalesce(c.clinical_status_hl7, CASE WHEN c.abatement_exists THEN 'inactive' END, c.clinical_status)
+        AS clinical_status,
+    coalesce(c.verification_status_hl7, c.verification_status) AS verification_status,
     c.category,
     c.severity,
-    TRY_CAST(coalesce(c.onset_datetime, c.onset_period_start) AS TIMESTAMPTZ) AS onset_time,
-    TRY_CAST(coalesce(c.abatement_datetime, c.abatement_period_start) AS TIMESTAMPTZ) AS abatement_time,
+    coalesce(TRY_CAST(coalesce(c.onset_datetime, c.onset_period_start) AS TIMESTAMPTZ), c.onset_from_age)
+        AS onset_time,
+    -- onsetAge in years (months, weeks, days converted); NULL for every other onset[x]
+    coalesce(c.onset_age_months / 12.0, c.onset_age_days / 365.25) AS onset_age,
+    c.onset_string,
+    coalesce(TRY_CAST(coalesce(c.abatement_datetime, c.abatement_period_start) AS TIMESTAMPTZ), c.abatement_from_age)
+        AS abatement_time,
+    c.abatement_string,
+    coalesce(c.abatement_exists, false) AS abated,
     TRY_CAST(c.recorded_time AS TIMESTAMPTZ) AS recorded_time,
     c.encounter_ref
-FROM map_condition AS c
+FROM derived AS c

@@ -4,8 +4,9 @@ SELECT
     i.patient_id,
     i.ref,
     coalesce(i.code_text, i.code_display, i.code) AS name,
-    i.code,
-    i.code_system,
+    -- the CVX coding wherever it sits, else the first coding
+    coalesce(i.cvx_code, i.code) AS code,
+    CASE WHEN i.cvx_code IS NOT NULL THEN 'http://hl7.org/fhir/sid/cvx' ELSE i.code_system END AS code_system,
     i.status,
     TRY_CAST(i.time AS TIMESTAMPTZ) AS time,
     i.occurrence_string,

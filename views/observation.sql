@@ -6,12 +6,14 @@ SELECT
     o.ref,
     o.is_component,
     CASE WHEN o.is_component THEN coalesce(o.panel_text, o.panel_display, o.panel_code) END AS parent_name,
-    CASE WHEN o.is_component THEN o.panel_code END AS parent_code,
+    CASE WHEN o.is_component THEN coalesce(o.panel_loinc_code, o.panel_code) END AS parent_code,
     coalesce(o.code_text, o.code_display, o.code) AS name,
-    o.code,
-    o.code_system,
+    -- the LOINC coding wherever it sits (a local code may come first), else the first coding
+    coalesce(o.loinc_code, o.code) AS code,
+    CASE WHEN o.loinc_code IS NOT NULL THEN 'http://loinc.org' ELSE o.code_system END AS code_system,
     o.category,
     coalesce(CAST(o.value_quantity AS DOUBLE), CAST(o.value_integer AS DOUBLE)) AS value,
+    o.value_comparator,
     coalesce(
         o.value_str,
         o.value_concept_text,
@@ -20,12 +22,26 @@ SELECT
     ) AS value_string,
     o.value_code,
     coalesce(o.value_unit_text, o.value_unit_code) AS unit,
+    -- the result as a clinician reads it: comparator + number + unit ('>60 mL/min/{1.73_m2}'), else the text result
+    CASE
+        WHEN coalesce(o.value_quantity, o.value_integer) IS NOT NULL THEN
+            coalesce(o.value_comparator, '')
+            || regexp_replace(CAST(coalesce(CAST(o.value_quantity AS DOUBLE), CAST(o.value_integer AS DOUBLE)) AS VARCHAR), '\.0$', '')
+            || coalesce(' ' || coalesce(o.value_unit_text, o.value_unit_code), '')
+        ELSE coalesce(
+            o.value_str,
+            o.value_concept_text,
+            o.value_concept_display,
+            CASE WHEN o.value_boolean THEN 'true' WHEN NOT o.value_boolean THEN 'false' END
+        )
+    END AS value_display,
     TRY_CAST(coalesce(o.effective_datetime, o.effective_period_start, o.effective_instant, o.issued) AS TIMESTAMPTZ)
         AS time,
     TRY_CAST(o.issued AS TIMESTAMPTZ) AS issued,
     o.status,
     o.ref_low,
     o.ref_high,
+    o.ref_range_text,
     o.interpretation,
     o.data_absent_reason,
     o.encounter_ref

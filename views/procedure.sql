@@ -9,8 +9,9 @@ SELECT
     p.patient_id,
     p.ref,
     coalesce(p.code_text, p.code_display, p.code) AS name,
-    p.code,
-    p.code_system,
+    -- the SNOMED CT coding wherever it sits, else the first coding
+    coalesce(p.snomed_code, p.code) AS code,
+    CASE WHEN p.snomed_code IS NOT NULL THEN 'http://snomed.info/sct' ELSE p.code_system END AS code_system,
     p.status,
     p.category,
     TRY_CAST(coalesce(p.performed_datetime, p.performed_period_start) AS TIMESTAMPTZ) AS start_time,
