@@ -101,7 +101,7 @@ PROCEDURES: dict[str, str] = {
 # Brand names → generic (the lexicon knows the commonest; these are more)
 BRANDS: dict[str, str] = {
     "Farxiga": "dapagliflozin", "Invokana": "canagliflozin", "Trulicity": "dulaglutide", "Victoza": "liraglutide",
-    "Byetta": "exenatide", "Mounjaro": "tirzepatide", "Tresiba": "insulin degludec", "Amaryl": "glimepiride",
+    "Byetta": "exenatide", "Mounjaro": "tirzepatide", "Livalo": "pitavastatin", "Tresiba": "insulin degludec", "Amaryl": "glimepiride",
     "Actos": "pioglitazone", "Tradjenta": "linagliptin", "Repatha": "evolocumab", "Praluent": "alirocumab",
     "Zetia": "ezetimibe", "Tricor": "fenofibrate", "Valtrex": "valacyclovir", "Zovirax": "acyclovir",
     "Diflucan": "fluconazole", "Omnicef": "cefdinir", "Cymbalta": "duloxetine", "Effexor": "venlafaxine",

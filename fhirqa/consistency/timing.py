@@ -22,6 +22,16 @@ from fhirqa.consistency.model import Entity, NoteContext, TimeRef
 DAY = timedelta(days=1)
 CLOCK_SLACK = timedelta(minutes=20)  # a time written to the minute
 HOUR_SLACK = timedelta(minutes=40)  # a time written to the hour ("at 5pm")
+CLOCK_WINDOW = 2 * HOUR_SLACK  # the widest window a clock time denotes
+
+
+def is_clock(window: TimeRef | tuple[datetime, datetime]) -> bool:
+    """True when a window was given by a clock time (to the minute or the hour), not a day or longer: a
+    procedure's time is then held to its start (±20 / ±40 min), not to any minute of a long procedure."""
+    start, end = (window.start, window.end) if isinstance(window, TimeRef) else window
+    return end - start <= CLOCK_WINDOW
+
+
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m} | {"sept": 9}
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,

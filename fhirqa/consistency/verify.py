@@ -25,6 +25,7 @@ from typing import Any
 
 from fhirqa.consistency.match import Match
 from fhirqa.consistency.model import Check, Entity
+from fhirqa.consistency.timing import is_clock
 from fhirqa.consistency.units import canon, compatible, convert
 
 Row = dict[str, Any]
@@ -116,7 +117,9 @@ class Conditions:
             return False
         if self.view == "condition" or (self.view == "medication" and self.ent.context == "listed"):
             return moment <= window.end
-        if self.view == "procedure" and isinstance(row.get("end_time"), datetime):
+        if self.view == "procedure" and isinstance(row.get("end_time"), datetime) and not is_clock(window):
+            # a day, a stay or "3 days ago": any part of a procedure that lasts (a 19-day therapy regime) counts;
+            # a clock time names when it was done, its start (below), not any minute of it
             return moment <= window.end and row["end_time"] >= window.start
         return window.contains(moment)
 
@@ -225,7 +228,7 @@ def verify(ent: Entity, match: Match, rows: list[Row]) -> Check:
     if not cand:
         check.fields = ["existence"]
         near = f"; nearest items: {', '.join(match.candidates[:3])}" if match.candidates else ""
-        check.reason = f"no {view} item matches {ent.search or ent.name!r}{near}"
+        check.reason = match.reason or f"no {view} item matches {ent.search or ent.name!r}{near}"
         return check
     conds = Conditions(ent, view)
     full = [r for r in cand if conds.holds(r)]

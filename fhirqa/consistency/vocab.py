@@ -36,9 +36,13 @@ SHORTHAND: dict[str, tuple[str, str]] = {alias: (cat, search) for alias, (cat, s
 CASE_SENSITIVE = set(_SH["case_sensitive"])
 IONS: dict[str, str] = _SH["ions"]  # chemical symbol → analyte ("Na" → sodium)
 _WORD_FORMS: dict[str, str] = _SH["word_forms"]
-_QUALIFIERS = frozenset(_SH["qualifiers"])
+QUALIFIERS = _QUALIFIERS = frozenset(_SH["qualifiers"])  # edge words a lab name may carry (calc, serum, auto)
 _SPELLING = [(re.compile(a), b) for a, b in _SH["spelling"]]
 AMBIGUOUS: dict[str, list[dict]] = _SH["ambiguous"]
+_ITEM_QUALIFIERS = sorted(_SH.get("item_qualifiers", []), key=len, reverse=True)  # longest first
+_LAY_TERMS: dict[str, list[str]] = _SH.get("lay_terms", {})
+_LAY_ADJECTIVES: dict[str, list[str]] = _SH.get("lay_adjectives", {})
+SALTS: dict[str, str] = _SH.get("salts", {})  # salt word of a drug product → the salt ("hcl" → hydrochloride)
 # a charge written after a chemical symbol: Na+, K+, Ca++, Ca2+, Mg2+, Cl-, HCO3-, PO4(3-)
 _CHARGE = re.compile(r"(?:\d?[+\-−]{1,2}|\(\d?[+\-−]\))(?![A-Za-z])")
 _VALUE_NEXT = re.compile(r"[ \t]*[:=~]?[ \t]*[<>]?\d")
@@ -317,7 +321,45 @@ def _record_aliases(category: str, name: str) -> list[str]:
         words = re.split(r"\s\d|\[", base)[0].strip()
         words = re.sub(r"^\d+\s*(?:hr|ml|actuat)\s+", "", words, flags=re.I)
         aliases.append(words)
-    m = re.fullmatch(r"(?P<a>[\w' -]+?) of (?:the )?(?P<b>[\w' -]+)", base, flags=re.I)
-    if m and category in ("condition", "procedure"):
-        aliases.append(f"{m.group('b')} {m.group('a')}")
+    if category in ("condition", "procedure"):
+        aliases += lay_aliases(base)
     return [a for a in dict.fromkeys(aliases) if a]
+
+
+def _strip_item_qualifiers(name: str) -> str:
+    """A diagnosis or procedure name without the leading words that do not change the item (``item_qualifiers``):
+    "Recurrent rectal polyp" → "rectal polyp", "Localized, primary osteoarthritis of the hand" → "osteoarthritis
+    of the hand", "History of myocardial infarction" → "myocardial infarction"."""
+    out = name.strip()
+    while True:
+        low = out.lower()
+        word = next((q for q in _ITEM_QUALIFIERS if low.startswith(q + " ") or low.startswith(q + ",")), None)
+        if word is None or len(out) - len(word) < 4:
+            return out
+        out = out[len(word):].lstrip(" ,")
+
+
+def lay_aliases(name: str) -> list[str]:
+    """Other names a note may give the patient's diagnosis or procedure ``name`` (its own words, from the
+    shorthand table): without leading qualifiers; "forearm fracture" for "Fracture of forearm"; lay phrases
+    (``lay_terms``: heart attack for myocardial infarction) and lay adjectives before the site (``lay_adjectives``:
+    "broken forearm"). Plurals need nothing: names are compared singular ("rectal polyps")."""
+    forms = list(dict.fromkeys([name, _strip_item_qualifiers(name)]))
+    out: list[str] = []
+    for form in forms:
+        out.append(form)
+        m = re.fullmatch(r"(?P<a>[\w' -]+?) of (?:the )?(?P<b>[\w' -]+)", form, flags=re.I)
+        if m:
+            head, site = m.group("a"), m.group("b")
+            # the site and the named parts of a nested one ("tendon of the rotator cuff of shoulder": rotator cuff)
+            parts = [re.sub(r"^the ", "", p, flags=re.I) for p in re.split(r" of ", site, flags=re.I)]
+            for where in dict.fromkeys([site, *(p for p in parts if len(p.split()) > 1)]):
+                out.append(f"{where} {head}")
+                for adjective in _LAY_ADJECTIVES.get(_strip_item_qualifiers(head).lower(), ()):
+                    out.append(f"{adjective} {where}")
+    for alias in list(out):
+        low = alias.lower()
+        for clinical, lay in _LAY_TERMS.items():
+            if re.search(rf"\b{re.escape(clinical)}\b", low):
+                out += [re.sub(rf"\b{re.escape(clinical)}\b", phrase, low) for phrase in lay]
+    return [a for a in dict.fromkeys(out) if a]
