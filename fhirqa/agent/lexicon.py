@@ -28,6 +28,7 @@ SYSTEMS = {
     "abbreviations": "http://loinc.org",
     "drugs": "http://www.nlm.nih.gov/research/umls/rxnorm",
     "drug_class": "http://www.nlm.nih.gov/research/umls/rxnorm",
+    "lab_class": "http://loinc.org",
     "conditions": "http://snomed.info/sct",
     "encounters": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
     "immunizations": "http://hl7.org/fhir/sid/cvx",
@@ -35,7 +36,7 @@ SYSTEMS = {
     "procedures": "http://snomed.info/sct",
     "procedure_class": "http://snomed.info/sct",
 }
-VIEWS = {"abbreviations": "observation", "drugs": "medication", "drug_class": "medication",
+VIEWS = {"abbreviations": "observation", "lab_class": "observation", "drugs": "medication", "drug_class": "medication",
          "conditions": "condition", "encounters": "encounter", "immunizations": "immunization",
          "vaccine_class": "immunization", "procedures": "procedure", "procedure_class": "procedure"}  # fmt: skip
 MAX_WORDS = 6  # longest alias, in words, looked for inside a phrase
@@ -93,6 +94,7 @@ class Lexicon:
         self._encounter: dict[str, str] = {}  # normalized phrase → class code
         self._combinations: list[str] = []  # generics of several ingredients, most ingredients first
         self._words_by_view: dict[str, frozenset[str]] = {}  # view → one-word aliases (words_in)
+        self._aliases: dict[str, frozenset[str]] | None = None  # term → its aliases (aliases_of), built on first use
         self._build()
 
     # --- loading -------------------------------------------------------------------------------------
@@ -118,11 +120,17 @@ class Lexicon:
         for name in FILES:
             for spelling in self.data[name].get("case_sensitive_in_text", []):
                 self._case_sensitive.setdefault(normalize(spelling), set()).add(spelling)
+        lab_codes = {e["term"]: tuple(c["code"] for c in e["codes"]) for e in self.data["abbreviations"]["entries"]}
         for entry in self.data["abbreviations"]["entries"]:
             codes = tuple(c["code"] for c in entry["codes"])
             detail = {k: entry[k] for k in ("kind", "unit", "components") if k in entry}
             for alias in [entry["term"], *entry["aliases"]]:
                 self._add(alias, self._expansion(entry["term"], codes, "abbreviations", alias, detail))
+                # A group of tests ("blood count", "LFTs") means each of its member tests, unioned by the
+                # resolver like a drug class: one reading per member, with the member's own codes.
+                for member in entry.get("members", []):
+                    self._add(alias, self._expansion(member, lab_codes.get(member, ()), "lab_class", alias,
+                                                     {"group": entry["term"]}))
         for drug in self.data["drugs"]["drugs"]:
             generic = drug["generic"]
             codes = tuple(c["code"] for c in drug["codes"])
@@ -231,6 +239,16 @@ class Lexicon:
     def _allowed(self, key: str, written: str) -> bool:
         spellings = self._case_sensitive.get(key)
         return spellings is None or written in spellings or written.replace(" ", "") in spellings
+
+    def aliases_of(self, term: str) -> frozenset[str]:
+        """Every normalized alias that reads as ``term`` ("Platelets" → plt, plts, platelet count…)."""
+        if self._aliases is None:
+            by_term: dict[str, set[str]] = {}
+            for key, readings in self._index.items():
+                for expansion in readings:
+                    by_term.setdefault(expansion.term, set()).add(key)
+            self._aliases = {t: frozenset(keys) for t, keys in by_term.items()}
+        return self._aliases.get(term, frozenset())
 
     def drug_generic(self, name: str) -> str | None:
         """The generic for a brand, other name or product string (``"Lasix 40mg"`` → ``"furosemide"``).

@@ -19,6 +19,9 @@ _FILLER = frozenset(
     "level levels value values result results reading readings test tests measurement measurements "
     "lab labs number score the a an of my her his their patient patients s".split()
 )
+# Words that say a drug was used, not which one ("hydromorphone use", "opioid usage"): dropped when no name of
+# the view holds them, so the drug itself is found.
+_USAGE = frozenset("use usage user exposure therapy treatment".split())
 # Specimen / property / method qualifiers in LOINC-style names that do not tell analytes apart.
 _QUALIFIERS = re.compile(
     # Blood, serum and plasma are one specimen for a clinician; urine and other fluids are not.
@@ -176,7 +179,7 @@ class ConceptResolver:
             source = getattr(expansion, "source", "")
             coded = [n for n in names if set(getattr(expansion, "codes", ()) or ()) & codes.get(n, set())]
             scored = _containment(_phrase_tokens(getattr(expansion, "term", "")), names, lenient=False)
-            hits = coded or [n for _, n in scored]
+            hits = coded or [n for _, n in scored] or self._named_by_alias(expansion, names)
             if not hits:
                 continue
             if source.endswith("class") or any(getattr(e, "source", "").endswith("class") for e in expansions):
@@ -184,9 +187,18 @@ class ConceptResolver:
                 continue
             if coded:
                 return Resolution(coded, how=f"lexicon-code:{source}")
+            if not scored:
+                return Resolution(hits, how=f"lexicon-alias:{source}")
             return Resolution(self._best(scored, view), how=f"lexicon:{source}")
         if members:
             return Resolution(members, how="lexicon:class")
+        # 3b. usage words no name holds ("hydromorphone use"): the phrase without them
+        words = tokens(phrase)
+        usage = [w for w in words if w in _USAGE]
+        if usage and len(usage) < len(words) and not truncated:
+            held = {w for n in names for w in tokens(n)}
+            if not set(usage) & held:
+                return self._resolve(view, " ".join(w for w in words if w not in _USAGE), names, truncated)
         # 4. the phrase's own words; when the lexicon knew the phrase but the record lacks it, only an
         #    item holding every word counts ("glycated hemoglobin" must not become plain "Hemoglobin").
         hits = _containment(_phrase_tokens(phrase), names, lenient=not expansions)
@@ -236,6 +248,14 @@ class ConceptResolver:
             return None
         matched, word = next(iter(reached.items()))
         return Resolution([n for n in names if n in matched], how=f"prefix:{word}")
+
+    def _named_by_alias(self, expansion: object, names: list[str]) -> list[str]:
+        """Names that are one of the term's aliases as a whole ("PLT" for Platelets), for records without codes."""
+        aliases_of = getattr(self.lexicon, "aliases_of", None)
+        if not callable(aliases_of):
+            return []
+        aliases = aliases_of(getattr(expansion, "term", ""))
+        return [n for n in names if " ".join(tokens(core_name(n))) in aliases or " ".join(tokens(n)) in aliases]
 
     def _expand(self, phrase: str) -> list[object]:
         if self.lexicon is None:
