@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -306,51 +306,10 @@ class Compiler:
                      f"to {fmt(a, unit)} on {day(last.get('time'))} ({relative:+.0%}).")
 
 
-_YEAR = re.compile(r"(?<![\d.])(\d{4})(?![\d.])")
-
-
-def _years_moved(moment: datetime, years: int) -> datetime:
-    """``moment`` moved by whole years (29 February becomes the 28th in a common year)."""
-    try:
-        return moment.replace(year=moment.year + years)
-    except ValueError:
-        return moment.replace(year=moment.year + years, day=28)
-
-
 def parse_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQuestion:
-    """The offline parser's reading of ``question``, with dates in any year.
-
-    Date-shifted databases (MIMIC puts its patients in 2100–2200) are asked about years the parser's date
-    phrases do not read ("visits during 2157"). When the parse found no window or date and the question
-    writes such a year, the question and ``now`` are moved by whole centuries into the years the parser
-    reads, parsed again, and the window (or date) moved back: the calendar year, month or day asked about
-    is the same one. Relative windows ("past 2 years") never need this: they are read from ``now`` itself.
-    """
-    pq = parse(question, now, names=names)
-    if pq.window is not None or pq.at_time is not None:
-        return pq
-    odd = sorted({int(y) for y in _YEAR.findall(question)} - set(range(1900, 2100)))
-    odd = [y for y in odd if 1000 <= y <= 2999]
-    if not odd:
-        return pq
-    shift = (odd[-1] // 100 - 20) * 100
-    if not all(1900 <= y - shift <= 2099 for y in odd) or not 1900 <= now.year - shift <= 2099:
-        return pq
-    moved = _YEAR.sub(lambda m: str(int(m.group(1)) - shift) if int(m.group(1)) in odd else m.group(1), question)
-    again = parse(moved, _years_moved(now, -shift), names=names)
-    if again.window is None and again.at_time is None:
-        return pq
-    again.text, again.now = question, now
-    if again.window is not None:
-        w = again.window
-        label = w.label
-        for year in odd:
-            label = label.replace(str(year - shift), str(year))
-        again.window = replace(w, start=w.start and _years_moved(w.start, shift), end=w.end and _years_moved(w.end, shift),
-                               label=label)
-    if again.at_time is not None:
-        again.at_time = _years_moved(again.at_time, shift)
-    return again
+    """The offline parser's reading of ``question``. Years of any century are read where the words say they are
+    years ("visits during 2157" in a date-shifted MIMIC database), by the parser's own time phrases."""
+    return parse(question, now, names=names)
 
 
 def _encounter_class_named(pq: ParsedQuestion) -> str | None:

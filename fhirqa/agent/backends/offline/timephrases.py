@@ -34,8 +34,10 @@ DATE = (
     rf"|(?P<mdy>{_MONTH})\.? (?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<mdy_y>{_YEAR})"
     rf"|(?P<dmy_d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<dmy>{_MONTH})\.?,? (?:of )?(?P<dmy_y>{_YEAR})"
     rf"|(?P<my>{_MONTH})\.?,? (?:of )?(?P<my_y>{_YEAR})"
+    rf"|(?P<md>{_MONTH})\.? (?P<md_d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d,.:/]|\s*(?:mg|mcg|g|units?|ml|%|am|pm|h|hrs?)\b)"
+    rf"|(?P<dm_d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<dm>{_MONTH})\b\.?(?!,? (?:of )?(?:\d|'))"
     r"|(?P<ym>\d{4}-\d{1,2})(?!\d|-)"
-    r"|(?P<y>(?:19|20)\d{2}|'\d{2}))"
+    r"|(?P<y>(?:19|20)\d{2}(?!\d|,\d)(?!\s*(?:mg|mcg|g|kg|units?|iu|ml|meq|mmol)\b)|'\d{2}))"
 )
 
 
@@ -70,6 +72,7 @@ def _day_end(d: date) -> datetime:
 
 
 _NOW_YEAR: list[int] = []  # the question's year while a phrase is parsed (see parse_date / find_window)
+_NOW_DAY: list[date] = []  # the question's day, for a month and day written without a year
 
 
 def _year(text: str | None) -> int:
@@ -99,6 +102,15 @@ def _span(groups: dict[str, str | None]) -> DateSpan | None:
         if groups.get("dmy"):
             day = date(_year(groups["dmy_y"]), _MONTHS[groups["dmy"][:3]], int(groups["dmy_d"]))  # type: ignore[index,arg-type]
             return DateSpan(_day_start(day), _day_end(day))
+        if groups.get("md") or groups.get("dm"):
+            # "Nov 29", "29th of November": the latest such day up to the question's day
+            month = _MONTHS[(groups.get("md") or groups.get("dm") or "")[:3]]
+            number = int(groups.get("md_d") or groups.get("dm_d") or 0)
+            today = _NOW_DAY[-1] if _NOW_DAY else datetime.now(UTC).date()
+            day = date(today.year, month, number)
+            if day > today:
+                day = date(today.year - 1, month, number)
+            return DateSpan(_day_start(day), _day_end(day))
         if groups.get("my") or groups.get("ym") or groups.get("mslash"):
             if groups.get("my"):
                 y, m = _year(groups["my_y"]), _MONTHS[groups["my"][:3]]  # type: ignore[index,arg-type]
@@ -122,10 +134,12 @@ def parse_date(text: str, now: datetime | None = None) -> DateSpan | None:
     if not match:
         return None
     _NOW_YEAR.append((now or datetime.now(UTC)).year)
+    _NOW_DAY.append((now or datetime.now(UTC)).date())
     try:
         return _span(match.groupdict())
     finally:
         _NOW_YEAR.pop()
+        _NOW_DAY.pop()
 
 
 def shift(moment: datetime, amount: int, unit: str) -> datetime:
@@ -170,6 +184,10 @@ _SINCE = re.compile(rf"\b(?:since|after|from|starting(?: in| on)?)\s+(?:the\s+)?
 _BEFORE = re.compile(rf"\b(?:before|prior to|until|up to|by)\s+(?:the\s+)?(?P<a>{DATE})")
 _ON = re.compile(rf"\b(?:on|in|during|for|of|at|as of)\s+(?:the\s+)?(?P<a>{DATE})")
 _BARE_DATE = re.compile(rf"(?P<a>{DATE})")
+# A year in any century (MIMIC shifts its dates to 2100-2200) where the words say it is one: "in 2157",
+# "during 2157", "since 2157", "before 2157", "CY2157"; never a quantity ("in 1000 mg", "for 2000 units").
+_ANY_YEAR = r"(?P<y>\d{4})(?!\d|[,.:/-]\d)(?!\s*(?:mg|mcg|g|kg|units?|u|iu|ml|cc|%|meq|mmol|lbs?|pounds|cm|hrs?|hours?|h)\b)"
+_YEAR_IN = re.compile(rf"\b(?P<word>in|during|for|throughout|within|as of|since|after|from|before|prior to|until)\s+(?:the\s+)?(?:year\s+)?{_ANY_YEAR}")
 _THIS = re.compile(r"\b(?:this|the current)\s+(year|month|week)\b")
 _LAST_ADMISSION = re.compile(
     r"\b(?:during|in|on|over|throughout|for)\s+(?:the\s+|her\s+|his\s+|my\s+|their\s+)?(?:last|latest|most recent|recent|current)\s+"
@@ -193,12 +211,14 @@ def _b_groups(groups: dict[str, str | None]) -> dict[str, str | None]:
 
 def find_window(text: str, now: datetime) -> TimeMatch | None:
     """The first time phrase in lower-cased ``text`` as a window relative to ``now``."""
-    text = re.sub(r"\bcy\s?((?:19|20)\d{2})\b", r"in \1   ", text)  # "CY2025" (calendar year), same length kept
+    text = re.sub(r"\bcy\s?(\d{4})\b", lambda m: f"in {m.group(1)}".ljust(len(m.group(0))), text)  # "CY2025": calendar year
     _NOW_YEAR.append(now.year)
+    _NOW_DAY.append(now.date())
     try:
         return _find_window(text, now)
     finally:
         _NOW_YEAR.pop()
+        _NOW_DAY.pop()
 
 
 def _find_window(text: str, now: datetime) -> TimeMatch | None:
@@ -242,6 +262,15 @@ def _find_window(text: str, now: datetime) -> TimeMatch | None:
         a = _span(m.groupdict())
         if a:
             return TimeMatch(Window(None, a.start - timedelta(microseconds=1), f"before {a.start.date()}"), *m.span(), "before")
+    if (m := _YEAR_IN.search(text)) and not _ON.search(text):
+        y = int(m.group("y"))
+        first, last = _day_start(date(y, 1, 1)), _day_end(date(y, 12, 31))
+        word = m.group("word")
+        if word in ("since", "after", "from"):
+            return TimeMatch(Window(last if word == "after" else first, now, f"since {first.date()}"), *m.span(), "since")
+        if word in ("before", "prior to", "until"):
+            return TimeMatch(Window(None, first - timedelta(microseconds=1), f"before {first.date()}"), *m.span(), "before")
+        return TimeMatch(Window(first, last, f"in {y}"), *m.span(), "on")
     if m := _ON.search(text) or _BARE_DATE.search(text):
         a = _span(m.groupdict())
         if a:
