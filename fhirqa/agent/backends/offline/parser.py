@@ -19,7 +19,7 @@ from fhirqa.agent.backends.offline.timephrases import DATE, Window, find_window,
 _VIEW_CUES: list[tuple[str, str]] = [
     ("allergy", r"\ballerg\w*|\banaphyla\w*"),
     ("immunization", r"\bvaccin\w*|\bimmuni[sz]\w*|\bshots?\b|\bboosters?\b|\binoculat\w*"),
-    ("encounter", r"\bencounters?\b|\bvisits?\b|\badmissions?\b|\badmitted\b|\bhospitali[sz]\w*|\b(?:er|ed)\b|"
+    ("encounter", r"\bencounters?\b|\bvisits?\b|\badmissions?\b|\badmit(?:s|ted)?\b|\bhospitali[sz]\w*|\b(?:er|ed)\b|"
                   r"\bemergency\b|\binpatient\b|\boutpatient\b|\bambulatory\b|\bappointments?\b|\bwellness\b|\bseen\b"),
     ("procedure", r"\bprocedures?\b|\bsurger\w*|\boperations?\b|\bunderw[ae]nt\b|\bunderg\w*|\bperformed\b"),
     ("medication", r"\bprescri\w*|\bmedications?\b|\bmedicines?\b|\bmeds?\b|\bdrugs?\b|\btaking\b|\btakes?\b|\bdos(?:e|es|age|ing)\b|"
@@ -39,7 +39,7 @@ _OPS = [
     (r"(?:below|under|less than|lower than|<|f[ae]ll below|drop(?:ped)? below|go(?:ne)? below|went below|dip(?:ped)? below)", "<"),
     (r"(?:equal to|exactly|=)", "=="),
 ]
-_NUMBER = r"(-?\d+(?:\.\d+)?)"
+_NUMBER = r"(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)"  # 15,000 is fifteen thousand
 _UNIT_AFTER = r"\s*(%|mg/dl|mmol/l|mg|g|mcg|kg|lbs?|cm|mmhg|mm\[hg\]|bpm|/min|meq/l|units?|u/l|g/dl|ng/ml|pg/ml)?"
 
 # Kinds of record a count counts ("total Rx", "total flu vaccines", "total ER visits"): "total" before one of
@@ -79,7 +79,8 @@ _STOP = set(
     ever anytime point all there lab labs vital vitals compared between across overall still now so far yet
     visit visits encounter encounters admission admissions procedure procedures vaccine vaccines immunization
     immunizations shot shots performed underwent undergone started start starting began begin initiated put
-    daily dose doses dosage per each a day/ mg done had having been new kind type types was
+    daily dose doses dosage per each a day/ done had having been new kind type types was
+    pls plz please thx thanks thank kindly asap quickly quick briefly
     healthcare health-care medical orders order ordered written file on-file documented any kind sort
     still anymore presently present also again ago last-known known age averaged calendar readings
     reporting report reported complain complained complaining complaints feel feeling felt symptom symptoms
@@ -130,6 +131,7 @@ class ParsedQuestion:
     category: str | None = None  # "bloodwork", "labs": any laboratory result
     yes_no: bool = False  # asked as a yes/no question ("is she…", "could you check whether…")
     med_kind: str | None = None  # "administration" (given, doses received) or "request" (prescribed, ordered)
+    unit: str | None = None  # the unit the answer is asked in ("in grams")
     kind_cued: bool = True  # active_check: the words named the kind (problem, taking, allergic); else views decide
     notes: list[str] = field(default_factory=list)
 
@@ -149,7 +151,7 @@ class ParsedQuestion:
 _CHECKABLE = ("condition", "medication", "allergy")  # what "still active?" can ask about
 
 _ENCOUNTER_CLASSES = [
-    ("IMP", r"\binpatient\b|\bip\b|\badmissions?\b|\badmitted\b|\bhospitali[sz]\w*|\bhospital stays?\b|\bstays?\b"),
+    ("IMP", r"\binpatient\b|\bip\b|\badmissions?\b|\badmit(?:s|ted)?\b|\bhospitali[sz]\w*|\bhospital stays?\b|\bstays?\b"),
     ("EMER", r"\bemergency\b|\b(?:er|ed)\b|\bcasualty\b|\burgent\b"),
     ("AMB", r"\bambulatory\b|\bamb\b|\boutpatient\b|\boutpt\b|\boffice\b|\bclinic\b|\bprimary care\b"),
     ("VR", r"\bvirtual\b|\btele(?:health|medicine|visit)\w*\b|\bvideo\b"),
@@ -207,10 +209,14 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         r"(?:was\s+|were\s+)?(?:first\s+)?(?:began|begun|started|initiated|ordered|prescribed)\b", rest)
     if drug_match and re.search(r"\bhow (?:many \w+|long)\b.{0,12}\b(?:since|ago)\b|\b(?:time|days|weeks|months|years|mos|yrs|wks|d) since\b", rest):
         drug_match = None  # "how many years since Plavix was last prescribed": the drug is the event itself
+    soon_after = False
     if drug_match:
         pq.intent = "after_drug"
         pq.drug = drug_match.group("drug").strip()
-        rest = rest[: drug_match.start()] + " " + rest[drug_match.end() :]
+        # "right / immediately / just / first after X was started": the first value after the start
+        soon = re.search(r"\b(?:right|immediately|just|directly|shortly|soon|straight|first)\s*,?\s*$", rest[: drug_match.start()])
+        soon_after = soon is not None
+        rest = rest[: soon.start() if soon else drug_match.start()] + " " + rest[drug_match.end() :]
 
     if re.search(r"\b(?:given|administered|received|receive|infused|doses? (?:on|given)|got)\b", rest):
         pq.med_kind = "administration"
@@ -227,11 +233,17 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         rest = rest[: span[0]] + " " + rest[span[1] :]
 
     _classify(pq, rest, now)
+    if pq.intent == "after_drug" and soon_after:
+        pq.position = "first"
     if pq.encounter_class is None and re.search(_VIEW_CUES_BY_NAME["encounter"], rest):
         pq.encounter_class = _encounter_class(rest)
     pq.views = _view_order(rest, pq)
     pq.hinted = [view for view, pattern in _VIEW_CUES if re.search(pattern, rest)]
-    pq.entity = _entity(rest, pq)
+    asked_in = re.search(rf"\bin\s+({_UNIT_WORDS})(?=\s|$)", rest)
+    if asked_in:
+        pq.unit = {"grams": "g", "gram": "g", "milligrams": "mg", "milligram": "mg", "micrograms": "mcg",
+                   "microgram": "mcg"}.get(asked_in.group(1), asked_in.group(1))
+    pq.entity = _written_case(_entity(rest, pq), question)
     pq.lexicon_views = _lexicon_views(pq.entity)
     if pq.intent == "active_check" and not pq.kind_cued:
         # "Allegra still active?" names a drug: look in the lexicon's view first, then the other kinds
@@ -286,10 +298,10 @@ def _find_comparison(text: str) -> tuple[Comparison, tuple[int, int]] | None:
     for pattern, op in _OPS:
         m = re.search(rf"(?:{pattern})\s*(?:a |the )?(?:value of |level of )?{_NUMBER}{_UNIT_AFTER}", text)
         if m:
-            return Comparison(op, float(m.group(1)), m.group(2)), m.span()
+            return Comparison(op, float(m.group(1).replace(",", "")), m.group(2)), m.span()
     m = re.search(rf"{_NUMBER}{_UNIT_AFTER}\s*(?:or (?:more|higher|above|greater)|\+)", text)
     if m:
-        return Comparison(">=", float(m.group(1)), m.group(2)), m.span()
+        return Comparison(">=", float(m.group(1).replace(",", "")), m.group(2)), m.span()
     return None
 
 
@@ -333,8 +345,10 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         return
     if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|"
                  r"\btotal daily\b|\bin (?:a|one|a single) day\b|\bin 24 ?h(?:ours?|rs?)?\b|\bdaily\b", text) or (
-            re.search(r"\btotal\b", text) and re.search(r"\b(?:given|administered|received)\b", text) and pq.window is not None):
-        pq.intent, pq.aggregate = "daily_dose", _aggregate(text)
+            re.search(r"\btotal\b", text) and re.search(r"\b(?:given|administered|received)\b", text) and pq.window is not None) or (
+            re.search(r"\bhow much\b", text) and re.search(r"\b(?:given|administered|received|receive|infused|got|get)\b", text)):
+        # "how much X was given on <day>": that day's administered doses, summed
+        pq.intent, pq.aggregate = "daily_dose", _aggregate(text) or ("sum" if re.search(r"\bhow much\b", text) else None)
         return
     if re.search(r"\bby how much\b|\bhow much did\b|\bnet change\b|\bchange in\b", text):
         pq.intent = "change"
@@ -379,6 +393,12 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         if pq.window and pq.window.start is not None and pq.window.end is not None:
             pq.at_time, pq.window = pq.window.end, None
         return
+    on_list = re.search(r"\b(?:on|in)\s+(?:(?:the|her|his|their|my|this|your)\s+)?(?:(?:patient|pt)'?s?\s+)?(?:active\s+)?"
+                        r"(?:problems?|dx|diagnos[ie]s) list\b", text)
+    if on_list and _has_item(text[: on_list.start()]):
+        # "HTN on her problem list (ever)?": whether X is recorded, a yes/no about the record
+        pq.intent = "exists"
+        return
     if re.search(r"\bproblem list\b|\bproblems? list\b|\b(?:dx|diagnosis|diagnoses) list\b|\bactive (?:probs?|problems|dx|diagnoses)\b|\b(?:give|show|tell|list)\b.*\bconditions?\b.*\b(?:now|currently|active)\b|"
                  r"^(?:the |her |his |my )?(?:conditions|problems|diagnoses)\b.*\b(?:right now|currently|now|at present)\b", text):
         _active_list(pq, "condition")
@@ -396,7 +416,9 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
             pq.at_time = pq.window.end
         pq.window = None
         return
-    if re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|\bcount\b|\bhow many times\b|\btotal number\b|(?:^|\s)#|"
+    asks_whether = re.match(r"^(?:has|have|had|did|does|do|is|are|was|were)\b", text) and re.search(r"\bever\b|\bdone\b", text) and \
+        not re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|(?:^|\s)#", text)
+    if not asks_whether and re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|\bcount\b|\bhow many times\b|\btotal number\b|(?:^|\s)#|"
                  r"\bdoses (?:given|received|administered)\b", text) and not re.search(r"\bhow much\b", text):
         pq.intent = "count"
         pq.encounter_class = _encounter_class(text)
@@ -418,6 +440,21 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         pq.intent = "list_items"
         return
     pq.intent = "value"
+
+
+def _written_case(entity: str, question: str) -> str:
+    """The entity with the acronyms the question wrote in capitals ("knee OA", "hx of MI") spelled so again:
+    inside a longer phrase the lexicon reads short case-sensitive aliases (OA, K, PT) only as written."""
+    if " " not in entity:
+        return entity  # a whole phrase is looked up in any case
+    capitals = {w.lower(): w for w in re.findall(r"\b[A-Z][A-Z0-9+]{1,5}\b", question)}
+    return " ".join(capitals.get(w, w) for w in entity.split()) if capitals else entity
+
+
+def _has_item(text: str) -> bool:
+    """Whether ``text`` names something besides grammar and perspective words ("HTN ever" does, "her" does not)."""
+    words = [w.strip(".,;:'\"()#?") for w in re.sub(_PERSPECTIVE, " ", text).split()]
+    return any(w and w not in _STOP and re.search(r"[a-z]", w) for w in words)
 
 
 def _active_list(pq: ParsedQuestion, kind: str) -> None:
@@ -518,6 +555,9 @@ def _lexicon_views(entity: str) -> list[str]:
                               if getattr(e, "view", None) and getattr(e, "matched", whole) in (whole, whole.rstrip("s"))))
 
 
+_UNIT_WORDS = r"(?:mg|mcg|micrograms?|milligrams?|g|grams?|kg|units?|ml|mls|iu|meq|mmol)"
+
+
 def _entity(text: str, pq: ParsedQuestion) -> str:
     text = re.sub(_PERSPECTIVE, " ", text)
     if pq.category:
@@ -527,15 +567,19 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
             text = re.sub(rf"\b{re.escape(term)}\b", term.replace(" ", "_"), text)
     text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
     text = re.sub(r"\b\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b", " ", text) if pq.intent != "value" else text
+    # A unit with no number before it is a unit only where a unit is spoken of ("mg of heparin", "in grams",
+    # "mg per day"); elsewhere it is an analyte's symbol ("Mg result?": magnesium).
+    text = re.sub(rf"\bin\s+{_UNIT_WORDS}\b|\b{_UNIT_WORDS}(?=\s+(?:of|per|each|daily)\b|\s*/)", " ", text)
     words = [w.strip(".,;:'\"()#") for w in text.split()]
     kept = [w.replace("_", " ") for w in words
-            if w and w not in _STOP and w not in ("s", "'s") and not re.fullmatch(r"[\d.]+", w)]
+            if w and w not in _STOP and w not in ("s", "'s") and not re.fullmatch(r"[\d.]+", w)
+            and re.search(r"[a-z0-9]", w)]  # stray punctuation ("last admit - when?") is not a word
     if pq.encounter_class:
         # class words ("clinic visit", "ER") name the class, not an encounter type: drop them word by word
         words = [w for item in kept for w in item.split()]
         kept = [w for w in words if w not in _STOP and not re.fullmatch(
             r"inpatient|ip|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|hospitali[sz]\w*|hospital|"
-            r"admitted|admissions?|stays?|wellness|virtual|urgent|care|room|visits?|encounters?", w)]
+            r"admit(?:s|ted)?|admissions?|stays?|wellness|virtual|urgent|care|room|visits?|encounters?", w)]
     return " ".join(kept)
 
 

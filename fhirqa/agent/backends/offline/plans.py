@@ -19,6 +19,9 @@ from fhirqa.agent.resolver import core_name
 Call = tuple[str, dict[str, Any]]
 Plan = Generator[Call, dict[str, Any], None]
 
+# One unit, many spellings: "units" in a question, "[iU]" or "UNT" in a record.
+_UNIT_NAMES = {"unit": "u", "units": "u", "iu": "u", "[iu]": "u", "unt": "u", "u": "u", "[u]": "u",
+               "grams": "g", "gram": "g", "milligrams": "mg", "micrograms": "mcg", "µg": "mcg", "ug": "mcg"}
 _MASS = {"mcg": 0.001, "ug": 0.001, "µg": 0.001, "mg": 1.0, "g": 1000.0, "kg": 1_000_000.0}
 
 
@@ -297,6 +300,10 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
         # "total medication reconciliation since 2014": a total of records that carry no value is their count
         located = yield from find_records(pq, numeric=None) if pq.entity else (None, None)
         view = located[0] if located else None
+        if view == "medication" and _one_day(pq):
+            # "heparin in total on Nov 29": what was given that day, summed (not a count of orders)
+            yield from plan_daily_dose(pq)
+            return
         if (view or (pq.views[0] if pq.views else "observation")) != "observation":
             yield from plan_count(pq)
             return
@@ -517,7 +524,7 @@ def plan_trend(pq: ParsedQuestion) -> Plan:
 
 
 def _convert(value: float, unit: str | None, to: str | None) -> float | None:
-    a, b = (unit or "").lower(), (to or "").lower()
+    a, b = _UNIT_NAMES.get((unit or "").lower(), (unit or "").lower()), _UNIT_NAMES.get((to or "").lower(), (to or "").lower())
     if a == b or not a:
         return value
     if a in _MASS and b in _MASS:
@@ -581,12 +588,11 @@ def _administered_per_day(pq: ParsedQuestion, handle: str) -> Plan:
         yield _empty_window(pq, f"{pq.entity} administrations", scoped_admin)
         return
     handle = scoped_admin.get("handle") or handle
-    one_day = pq.window is not None and pq.window.start is not None and pq.window.end is not None and \
-        (pq.window.end - pq.window.start).total_seconds() <= 86_400
-    if one_day and not pq.comparison:
+    if _one_day(pq) and not pq.comparison:
         total = yield ("aggregate", {"records": handle, "op": "sum", "field": "dose"})
-        yield final([total["value"]], f"Total {pq.entity} given {pq.window.label}: {_with_unit(total['value'], total.get('unit'))} "
-                    f"over {total.get('n', '?')} administrations.", unit=total.get("unit"))
+        value, unit = _asked_unit(pq, total["value"], total.get("unit"))
+        yield final([value], f"Total {pq.entity} given {pq.window.label}: {_with_unit(value, unit)} "
+                    f"over {total.get('n', '?')} administrations.", unit=unit)
         return
     per_day = yield ("aggregate", {"records": handle, "op": "sum", "field": "dose", "group_by": "day"})
     unit = per_day.get("unit")
@@ -615,6 +621,21 @@ def _administered_per_day(pq: ParsedQuestion, handle: str) -> Plan:
     total = yield ("aggregate", {"records": that_day["handle"], "op": "sum", "field": "dose"})
     yield final([total["value"]], f"Total {pq.entity} given on {day}: {_with_unit(total['value'], total.get('unit'))} "
                 f"over {total.get('n', '?')} administrations.", unit=total.get("unit"))
+
+
+def _asked_unit(pq: ParsedQuestion, value: Any, unit: str | None) -> tuple[Any, str | None]:
+    """``value`` in the unit the question asked for ("in grams"), when the two units convert."""
+    if pq.unit and isinstance(value, (int, float)) and unit:
+        converted = _convert(float(value), unit, pq.unit)
+        if converted is not None:
+            return converted, pq.unit
+    return value, unit
+
+
+def _one_day(pq: ParsedQuestion) -> bool:
+    """Whether the question's window is a single day ("on 2025-09-12", "on Nov 29")."""
+    w = pq.window
+    return w is not None and w.start is not None and w.end is not None and (w.end - w.start).total_seconds() <= 86_400
 
 
 def _compare(a: float, op: str, b: float) -> bool:
