@@ -218,9 +218,12 @@ class ConceptResolver:
         scored = sorted(((self._similarity(phrase, n), n) for n in names), reverse=True)
         if expansions:
             return Resolution([], [n for _, n in scored[:5]], how="none")
-        top = scored[0][0]
-        if top >= FUZZY_THRESHOLD:
-            best = [n for s, n in scored if s >= top - 0.02]
+        # a phrase of several words is misspelled word by word: every word must be a typo of a word of the name
+        # ("sinus bradycardia" is not "Sinus tachycardia": three letters apart)
+        close = [(s, n) for s, n in scored if s >= FUZZY_THRESHOLD and _words_typo_close(phrase, n)]
+        if close:
+            top = close[0][0]
+            best = [n for s, n in close if s >= top - 0.02]
             cores = {core_name(n) for n in best}
             if len(cores) > 1 and view == "observation":
                 return Resolution([], [n for _, n in scored[:5]], ambiguous=True, how="fuzzy")
@@ -286,6 +289,25 @@ class ConceptResolver:
             return [n for _, n in hits]
         top = hits[0][0]
         return [n for s, n in hits if s >= top - 1e-9]
+
+
+def _typo_distance(word: str) -> int:
+    """Edits a misspelling of ``word`` may hold: none under 4 letters, 1 under 8, else 2."""
+    return 0 if len(word) < 4 else 1 if len(word) < 8 else 2
+
+
+def _words_typo_close(phrase: str, name: str) -> bool:
+    """Whether every word of a several-word ``phrase`` is within typing distance of some word of ``name``."""
+    words = _phrase_tokens(phrase)
+    if len(words) < 2:
+        return True
+    have = set(tokens(name))
+    for word in words:
+        if word in have:
+            continue
+        if not any(round((1 - osa_similarity(word, w)) * max(len(word), len(w))) <= _typo_distance(word) for w in have):
+            return False
+    return True
 
 
 @lru_cache(maxsize=1024)

@@ -195,3 +195,15 @@ def test_a_misspelled_lab_finds_a_record_that_names_it_by_an_alias(phrase: str) 
 def test_a_misspelled_lab_end_to_end() -> None:
     views = {"observation": [obs("o1", "Plt", 212, "2024-01-02T10:00:00", unit="10*3/uL", code="PLT-LOCAL")]}
     assert ask("platlets last", views)["answer"] == [212]
+
+
+def test_a_several_word_phrase_is_misspelled_word_by_word() -> None:
+    resolve = ConceptResolver()
+    assert resolve("condition", "sinus bradycardia", ["ST (Sinus Tachycardia)"]).matched == []  # another word
+    assert resolve("condition", "sinus tachycardai", ["ST (Sinus Tachycardia)"]).matched == ["ST (Sinus Tachycardia)"]
+
+
+@pytest.mark.parametrize(("phrase", "generic"), [("Mg sulfate", "magnesium sulfate"), ("Na bicarb", "sodium bicarbonate"),
+                                                 ("Ca gluc", "calcium gluconate"), ("KCl", "potassium chloride")])
+def test_an_element_symbol_before_a_salt_names_the_drug(phrase: str, generic: str) -> None:
+    assert Lexicon.load().expand(phrase)[0].term == generic
