@@ -58,19 +58,6 @@ dosage_frequency (term, frequency, period, period_unit, source) AS (
         ('ONCE A WEEK', 1, 1, 'wk', 'common sig')
 ),
 -- END code table dosage_frequency
--- A plain sig and nothing else: [verb] <number> <unit> [route] <frequency>[.], e.g. 'take 300 mg by mouth twice
--- daily', '1 tab po bid', '500 mg every 8 hours'. Groups: 1 dose, 2 unit, 3 frequency words (resolved below
--- through dosage_frequency or 'every|q <n> hours|days'; anything else leaves the text unparsed).
-sig_grammar AS (
-    SELECT
-        '^(?:take|give|inject|inhale|apply|use|administer|instill|chew|dissolve)? ?'
-        || '([0-9]+(?:\.[0-9]+)?) ?'
-        || '(mg|mcg|ug|µg|g|ml|units?|iu|meq|mmol|tabs?|tablets?|caps?|capsules?|puffs?|sprays?|drops?|patch(?:es)?)'
-        || '(?: (?:by mouth|orally|oral|po|sublingually|sl|iv|intravenously|im|intramuscularly|sc|sq|subq'
-        || '|subcutaneously|topically|inhaled|by inhalation|via inhalation|pr|rectally))?'
-        || ' ([a-z0-9 ]+?)\.?$' AS pattern,
-        '^(?:every|q) ?([0-9]+) ?(hours?|hrs?|h|days?|d)$' AS every_pattern
-),
 medication_resources AS (
     SELECT
         ref,
@@ -226,34 +213,36 @@ request_medications AS (
     WHERE kind = 'request'
     GROUP BY ref
 ),
+-- A plain sig and nothing else: [verb] <number> <unit> [route] <frequency>[.], e.g. 'take 300 mg by mouth twice
+-- daily', '1 tab po bid', '500 mg every 8 hours' -> dose, unit, frequency words; the words must then be a term of
+-- dosage_frequency or 'every|q <n> hours|days', else nothing is parsed. (Patterns are literals: DuckDB compiles a
+-- constant pattern once, a pattern read from a column once per row.)
 sig_parts AS (
     SELECT
         r.*,
-        TRY_CAST(NULLIF(regexp_extract(r.sig_text, g.pattern, 1), '') AS DOUBLE) AS sig_dose,
-        NULLIF(regexp_extract(r.sig_text, g.pattern, 2), '') AS sig_unit,
-        NULLIF(regexp_extract(r.sig_text, g.pattern, 3), '') AS sig_words
+        regexp_extract(
+            r.sig_text,
+            '^(?:take|give|inject|inhale|apply|use|administer|instill|chew|dissolve)? ?([0-9]+(?:\.[0-9]+)?) ?(mg|mcg|ug|µg|g|ml|units?|iu|meq|mmol|tabs?|tablets?|caps?|capsules?|puffs?|sprays?|drops?|patch(?:es)?)(?: (?:by mouth|orally|oral|po|sublingually|sl|iv|intravenously|im|intramuscularly|sc|sq|subq|subcutaneously|topically|inhaled|by inhalation|via inhalation|pr|rectally))? ([a-z0-9 ]+?)\.?$',
+            ['dose', 'unit', 'words']
+        ) AS sig
     FROM resolved AS r
-    CROSS JOIN sig_grammar AS g
 ),
 sig_parsed AS (
     SELECT
         p.*,
-        -- the frequency words must be a known term or 'every <n> hours|days'; else the sig is not parsed at all
-        coalesce(
-            CAST(w.frequency AS BIGINT),
-            CASE WHEN regexp_matches(p.sig_words, g.every_pattern) THEN CAST(1 AS BIGINT) END
-        ) AS sig_frequency,
-        coalesce(
-            CAST(w.period AS DOUBLE),
-            TRY_CAST(NULLIF(regexp_extract(p.sig_words, g.every_pattern, 1), '') AS DOUBLE)
-        ) AS sig_period,
-        coalesce(
-            w.period_unit,
-            CASE left(regexp_extract(p.sig_words, g.every_pattern, 2), 1) WHEN 'h' THEN 'h' WHEN 'd' THEN 'd' END
-        ) AS sig_period_unit
-    FROM sig_parts AS p
-    CROSS JOIN sig_grammar AS g
-    LEFT JOIN dosage_frequency AS w ON w.term = upper(p.sig_words)
+        TRY_CAST(NULLIF(p.sig.dose, '') AS DOUBLE) AS sig_dose,
+        NULLIF(p.sig.unit, '') AS sig_unit,
+        -- the frequency words: a known term, else 'every <n> hours|days'
+        coalesce(CAST(w.frequency AS BIGINT), CASE WHEN p.every.n <> '' THEN CAST(1 AS BIGINT) END) AS sig_frequency,
+        coalesce(CAST(w.period AS DOUBLE), TRY_CAST(NULLIF(p.every.n, '') AS DOUBLE)) AS sig_period,
+        coalesce(w.period_unit, CASE left(p.every.unit, 1) WHEN 'h' THEN 'h' WHEN 'd' THEN 'd' END) AS sig_period_unit
+    FROM (
+        SELECT
+            q.*,
+            regexp_extract(NULLIF(q.sig.words, ''), '^(?:every|q) ?([0-9]+) ?(hours?|hrs?|h|days?|d)$', ['n', 'unit']) AS every
+        FROM sig_parts AS q
+    ) AS p
+    LEFT JOIN dosage_frequency AS w ON w.term = upper(NULLIF(p.sig.words, ''))
 ),
 dosing AS (
     SELECT
