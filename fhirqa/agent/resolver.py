@@ -297,14 +297,14 @@ def _typo_distance(word: str) -> int:
 
 
 def _words_typo_close(phrase: str, name: str) -> bool:
-    """Whether every word of a several-word ``phrase`` is within typing distance of some word of ``name``."""
+    """Whether every word of a several-word ``phrase`` is a word of ``name``, one cut short, or a typo of one."""
     words = _phrase_tokens(phrase)
     if len(words) < 2:
         return True
     have = set(tokens(name))
     for word in words:
-        if word in have:
-            continue
+        if word in have or (len(word) >= MIN_TRUNCATION and any(w.startswith(word) for w in have)):
+            continue  # the word itself, or cut short ("sinus brady")
         if not any(round((1 - osa_similarity(word, w)) * max(len(word), len(w))) <= _typo_distance(word) for w in have):
             return False
     return True

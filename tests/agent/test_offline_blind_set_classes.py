@@ -207,3 +207,33 @@ def test_a_several_word_phrase_is_misspelled_word_by_word() -> None:
                                                  ("Ca gluc", "calcium gluconate"), ("KCl", "potassium chloride")])
 def test_an_element_symbol_before_a_salt_names_the_drug(phrase: str, generic: str) -> None:
     assert Lexicon.load().expand(phrase)[0].term == generic
+
+
+def test_a_dose_charted_as_not_given_is_not_in_the_days_total() -> None:
+    views = {"medication": [
+        med("c1", "ceftriaxone 1000 MG Injection", "administration", "2021-04-13T08:00:00", dose=1000),
+        med("c2", "ceftriaxone 1000 MG Injection", "administration", "2021-04-13T20:00:00", dose=1000, status="not-done"),
+    ]}
+    assert ask("How much ceftriaxone was given on April 13, 2021?", views)["answer"] == [1000]
+
+
+def test_a_word_cut_short_still_matches_in_a_several_word_phrase() -> None:
+    resolve = ConceptResolver()
+    assert resolve("condition", "sinus brady", ["Sinus bradycardia", "Sinus tachycardia"]).matched == ["Sinus bradycardia"]
+    assert resolve("condition", "sinus tach", ["Sinus bradycardia", "Sinus tachycardia"]).matched == ["Sinus tachycardia"]
+
+
+@pytest.mark.parametrize(("question", "intent"), [
+    ("Obesity hx?", "exists"), ("Meds now?", "active_list"), ("Has the patient ever had liver tests done?", "exists"),
+])
+def test_terse_forms(question: str, intent: str) -> None:
+    assert parse(question, NOW).intent == intent
+
+
+def test_expired_alone_asks_whether_the_patient_died() -> None:
+    assert parse("Expired?", NOW).demographic == "is_deceased"
+
+
+def test_a_lexicon_phrase_is_protected_in_its_plural_too() -> None:
+    assert parse("Has the patient ever had liver tests done?", NOW).entity == "liver tests"
+    assert parse("# of Cl checks since 2019?", NOW).entity == "cl"

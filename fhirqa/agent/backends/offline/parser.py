@@ -80,7 +80,7 @@ _STOP = set(
     visit visits encounter encounters admission admissions procedure procedures vaccine vaccines immunization
     immunizations shot shots performed underwent undergone started start starting began begin initiated put
     daily dose doses dosage per each a day/ done had having been new kind type types was
-    pls plz please thx thanks thank kindly asap quickly quick briefly
+    pls plz please thx thanks thank kindly asap quickly quick briefly checks draws drawn
     healthcare health-care medical orders order ordered written file on-file documented any kind sort
     still anymore presently present also again ago last-known known age averaged calendar readings
     reporting report reported complain complained complaining complaints feel feeling felt symptom symptoms
@@ -290,7 +290,7 @@ def _protect_terms(text: str) -> str:
     inside them ("total", "count") are not read as intents; `_entity` restores the spaces."""
     for term in _protected_terms():
         if term in text:
-            text = re.sub(rf"\b{re.escape(term)}\b", term.replace(" ", "_"), text)
+            text = re.sub(rf"\b{re.escape(term)}s?\b", lambda m: m.group(0).replace(" ", "_"), text)
     return text
 
 
@@ -332,7 +332,7 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     demographic = _demographic(text)
     if demographic:
         pq.intent, pq.demographic = "demographic", demographic
-        if demographic == "deceased" and (pq.yes_no or re.match(r"^(?:is|was|has|did|does)\b|.*\bdeceased$", text)):
+        if demographic == "deceased" and (pq.yes_no or re.match(r"^(?:is|was|has|did|does)\b|.*\b(?:deceased|expired)$", text)):
             pq.demographic = "is_deceased"
         return
     if re.search(r"\b(?:heaviest|busiest|highest|largest|peak|biggest) (?:1-|one[- ]|single[- ])?day\b|"
@@ -403,7 +403,8 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
                  r"^(?:the |her |his |my )?(?:conditions|problems|diagnoses)\b.*\b(?:right now|currently|now|at present)\b", text):
         _active_list(pq, "condition")
         return
-    if re.search(r"\brx list\b|\bactive rx\b|\bprescription list\b|\bmed(?:ication)?s? list\b|\bprescribed (?:right )?now\b|\b(?:on|prescribed) currently\b|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b", text):
+    if re.search(r"\brx list\b|\bactive rx\b|\bprescription list\b|\bmed(?:ication)?s? list\b|\bprescribed (?:right )?now\b|\b(?:on|prescribed) currently\b|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b|"
+                 r"^(?:\S+\s+)?(?:meds|medications|rx)\s+(?:right\s+)?(?:now|currently|today|at present)$", text):
         _active_list(pq, "medication")
         return
     active = re.search(r"\b(?:active|current|ongoing|present)\s+(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions?|allergies|drugs)\b|"
@@ -432,7 +433,8 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         return
     if pq.yes_no or re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any|hx of|history of)\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b", text) or (
             re.search(r"\bever\b", text) and not re.search(r"\b(?:value|what|which|first|last|latest|result|reading)\b", text)) or (
-            _ON_FILE.search(text) and not re.search(_VALUE_CUES, text)):
+            (_ON_FILE.search(text) or re.search(r"^(?!.*\b(?:of|for)\b)\S+(?:\s+\S+){0,3}\s+(?:hx|history)$", text))
+            and not re.search(_VALUE_CUES, text)):
         # "obesity on her history?", "CKD in his hx?": a terse yes/no about the record
         pq.intent = "exists"
         return
@@ -494,7 +496,7 @@ def _demographic(text: str) -> str | None:
         return "birth_date"
     if re.search(r"\bgender\b|\bsex\b|\bmale or female\b", text):
         return "gender"
-    if re.search(r"\b(?:date of death|dod|when did .* die|deceased|dead|died|pass(?:ed)? away)\b", text):
+    if re.search(r"\b(?:date of death|dod|when did .* die|deceased|dead|died|pass(?:ed)? away)\b|^(?:(?:has|is|did)\s+(?:\S+\s+)?)?expired$", text):
         return "deceased"
     if re.search(r"\bwhat(?:'s| is)\b.*\bname\b|\bfull name\b|\bwho is (?:the|this) patient\b", text):
         return "name"
@@ -564,7 +566,7 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
         text = re.sub(r"\b(?:blood ?work|blood tests?|labs?|lab work|lab tests?|lab results?)\b", " ", text)
     for term in _protected_terms():
         if term in text:
-            text = re.sub(rf"\b{re.escape(term)}\b", term.replace(" ", "_"), text)
+            text = re.sub(rf"\b{re.escape(term)}s?\b", lambda m: m.group(0).replace(" ", "_"), text)
     text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
     text = re.sub(r"\b\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b", " ", text) if pq.intent != "value" else text
     # A unit with no number before it is a unit only where a unit is spoken of ("mg of heparin", "in grams",

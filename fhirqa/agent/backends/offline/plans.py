@@ -583,6 +583,12 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
 
 def _administered_per_day(pq: ParsedQuestion, handle: str) -> Plan:
     """Daily totals of what was given: over a limit on any day, the peak day, one day's total, or the latest day."""
+    for status in ("not-done", "entered-in-error"):
+        # a dose charted as not given (or in error) was not given
+        undone = yield ("filter_by_value", {"records": handle, "op": "==", "value": status, "field": "status"})
+        if undone.get("count"):
+            given = yield ("filter_by_value", {"records": handle, "op": "!=", "value": status, "field": "status"})
+            handle = given.get("handle") or handle
     scoped_admin = yield from windowed(pq, handle)
     if scoped_admin.get("count") == 0:
         yield _empty_window(pq, f"{pq.entity} administrations", scoped_admin)
