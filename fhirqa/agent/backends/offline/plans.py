@@ -39,6 +39,12 @@ def _with_unit(value: Any, unit: str | None) -> str:
     return f"{_fmt(value)} {unit}" if unit else _fmt(value)
 
 
+def _shown(row: dict[str, Any], value: Any, unit: str | None) -> str:
+    """A row's value as the record states it: a comparator (">60", "<0.5") stays in front of the number."""
+    comparator = row.get("value_comparator")
+    return f"{comparator}{_with_unit(value, unit)}" if comparator and value is not None else _with_unit(value, unit)
+
+
 def _day(iso: str | None) -> str:
     return (iso or "?")[:10]
 
@@ -254,7 +260,7 @@ def plan_value(pq: ParsedQuestion) -> Plan:
         row = _row((yield ("get_by_index", {"records": h, "index": index})))
         value, unit = _row_value(view, row)
         answers.append(value)
-        parts.append(f"{row.get(name_field(view)) or pq.entity}: {_with_unit(value, unit)} on {_day(_row_time(row))}")
+        parts.append(f"{row.get(name_field(view)) or pq.entity}: {_shown(row, value, unit)} on {_day(_row_time(row))}")
     word = "first" if pq.position == "first" else "most recent"
     yield final(answers, f"The {word} {'; '.join(parts)}.", unit=unit if len(answers) == 1 else None)
 
@@ -317,7 +323,7 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
         row = _row((yield ("find_extreme", {"records": handle, "mode": pq.aggregate})))
         value, unit = _row_value(view, row)
         word = "highest" if pq.aggregate == "max" else "lowest"
-        yield final([value], f"The {word} {label(row, pq.entity)}{window} was {_with_unit(value, unit)} on {_day(row.get('time'))}.", unit=unit)
+        yield final([value], f"The {word} {label(row, pq.entity)}{window} was {_shown(row, value, unit)} on {_day(row.get('time'))}.", unit=unit)
         return
     result = yield ("aggregate", {"records": handle, "op": pq.aggregate})
     unit = result.get("unit")
