@@ -215,6 +215,8 @@ class Probe:
             dec += 1
             if not clean(x, dec):
                 return False
+        if factor != 1 and round(x * 1.001, dec) != round(x * 0.999, dec):
+            return False
         truth = f"{row.name} {row.value:.3f} {row.unit} at {row.time.isoformat()} ({row.ref})"
         label, kind, written, wunit = "consistent", None, x, unit
         if inject == "value":
@@ -251,6 +253,10 @@ class Probe:
         n.add(after)
         return True
 
+    def bp_ok(self, lo, hi):
+        s, d = self.rows("sbp", lo, hi), self.rows("dbp", lo, hi)
+        return bool(s and d and clean(s[0].value, 0) and clean(d[0].value, 0))
+
     def bp(self, n, rng, lo, hi, t0, inject=None, style=None):
         s = [o for o in self.rows("sbp", lo, hi)]
         d = [o for o in self.rows("dbp", lo, hi)]
@@ -276,6 +282,12 @@ class Probe:
         n.add(mid)
         n.ent(str(dv), **labs[1])
         return True
+
+
+def same_day(start: datetime, hours: int) -> datetime:
+    """Note time a few hours after the visit, kept on the visit's calendar day ('today' = that day)."""
+    t = start + timedelta(hours=hours)
+    return t if t.date() == start.date() else start.replace(hour=23, minute=55)
 
 
 def pick_inject(rng, rate=0.3, kinds=("value",)):
@@ -314,7 +326,7 @@ def drug_wording(p: Probe, med, rng, when=None):
         return None
     import re
     m = re.search(r"(\d+(?:\.\d+)?)\s*(MG|mg)\b", med.name)
-    if not m or "/" in med.name.split(m.group(0))[0][-3:]:
+    if not m or med.name[m.end():].lstrip().startswith("/") or "/" in med.name[:m.start()][-3:]:
         return None
     strength = m.group(1)
     nm = rng.choice(DRUGS[g])
@@ -353,18 +365,15 @@ def med_ent(n: Note, p: Probe, rng, med, lo, hi, inject=None, with_mg=None, pref
         opts = [s for s in ["5", "10", "20", "40", "80", "25", "50", "100", "200", "12.5", "500"]
                 if s not in strengths and s != strength]
         ns = rng.choice(opts)
-        n.add(f"{nm} ")
-        n.ent(ns + mg, cls="medication", label="inconsistent", kind="value",
+        n.ent(f"{nm} {ns}{mg}", cls="medication", label="inconsistent", kind="value",
               truth=f"strengths of {g} in record: {sorted(strengths)}")
         n.add(f" {sig}")
         return True
     if inject == "unit":
-        n.add(f"{nm} ")
-        n.ent(f"{strength} mcg", cls="medication", label="inconsistent", kind="unit", truth=truth)
+        n.ent(f"{nm} {strength} mcg", cls="medication", label="inconsistent", kind="unit", truth=truth)
         n.add(f" {sig}")
         return True
-    n.add(f"{nm} ")
-    n.ent(strength + mg, cls="medication", label="consistent", kind=None, truth=truth)
+    n.ent(f"{nm} {strength}{mg}", cls="medication", label="consistent", kind=None, truth=truth)
     n.add(f" {sig}")
     return True
 
@@ -474,7 +483,7 @@ def absent_obs(n: Note, p: Probe, rng, sep=", "):
 def progress_note(p: Probe, rng):
     v = visit_encounter(p)
     lo, hi = v.start - timedelta(hours=1), v.start + timedelta(hours=1)
-    t = v.start + timedelta(hours=2)
+    t = same_day(v.start, 2)
     n = Note()
     rec = p.rec
     sex = "M" if rec.gender == "male" else "F"
@@ -534,7 +543,7 @@ def progress_note(p: Probe, rng):
 
 def nursing_handoff(p: Probe, rng):
     v = visit_encounter(p)
-    t = v.start + timedelta(hours=3)
+    t = same_day(v.start, 3)
     n = Note()
     n.add(f"NURSING HANDOFF (SBAR) {t.strftime('%H%M')}\nS: {p.rec.name.split()[0]} in clinic for routine review, "
           "comfortable.\nB: hx of ")
@@ -545,6 +554,8 @@ def nursing_handoff(p: Probe, rng):
         if not rows:
             continue
         row = rows[0]
+        if key == "sbp" and not p.bp_ok(row.time - timedelta(minutes=1), row.time + timedelta(minutes=1)):
+            continue
         inj = pick_inject(rng, 0.3, ("time", "value", "time"))
         clock = row.time + timedelta(minutes=rng.choice([0, 2, 5, -3]))
         shifted = inj == "time"
@@ -570,7 +581,8 @@ def nursing_handoff(p: Probe, rng):
         elif inj == "value" and key != "sbp" and n.ents[start:]:
             pass
         n.add("\n")
-    n.add("Labs resulted this afternoon: ")
+    hr = v.start.hour
+    n.add("Labs resulted " + ("this AM" if hr < 12 else "this afternoon" if hr < 18 else "this evening") + ": ")
     labs_line(n, p, rng, v.start - timedelta(hours=1), v.start + timedelta(hours=1), ["k", "na", "glu", "cr", "hb"], 0.3)
     n.add(".\n")
     unverifiables(n, p, rng, 1)
@@ -591,11 +603,16 @@ def clinic_letter(p: Probe, rng):
           f"clinic {when}. {pos.capitalize()} active problems are ")
     problem_list(n, p, rng, t, sep=", ", maxn=4)
     n.add(".\n\n")
-    n.add(f"At that visit {pos} ")
-    p.bp(n, rng, lo, hi, t, inject=pick_inject(rng, 0.3), style="blood pressure was {} over {}")
-    n.add(f" and {pr == 'Mr' and 'he' or 'she'} weighed ")
-    p.value_ent(n, rng, "wt", p.rows("wt", lo, hi)[0], "", lo, hi, "vital",
-                inject=pick_inject(rng, 0.35, ("value", "unit")), after=". ")
+    if p.bp_ok(lo, hi):
+        n.add(f"At that visit {pos} ")
+        p.bp(n, rng, lo, hi, t, inject=pick_inject(rng, 0.3), style="blood pressure was {} over {}")
+        n.add(f" and {pr == 'Mr' and 'he' or 'she'} weighed ")
+    else:
+        n.add(f"At that visit {pr == 'Mr' and 'he' or 'she'} weighed ")
+    mark = len(n.text)
+    if not p.value_ent(n, rng, "wt", p.rows("wt", lo, hi)[0], "", lo, hi, "vital",
+                       inject=pick_inject(rng, 0.35, ("value", "unit")), after=". "):
+        n.text = n.text[:mark].rstrip().removesuffix("weighed").rstrip().removesuffix("and").rstrip() + ". "
     n.add(f"Bloods taken {when} showed ")
     labs_line(n, p, rng, lo, hi, ["a1c", "ldl", "cr", "egfr", "k", "hb"], 0.3)
     n.add(".\n\n")
@@ -736,7 +753,7 @@ def pharmacy_note(p: Probe, rng):
     t = last.time + timedelta(days=rng.choice([1, 3]), hours=2)
     lo, hi = t - DAY, t + DAY
     n = Note()
-    n.add(f"PHARMACY NOTE - medication reconciliation\nPt {p.rec.name}. Reviewed fill history with patient.\n"
+    n.add(f"CLINICAL PHARMACIST NOTE\nPt {p.rec.name}. Reviewed fill history with patient.\n"
           "Active list:\n")
     for m in latest_meds(p, t)[:6]:
         med_ent(n, p, rng, m, lo, hi, inject=pick_inject(rng, 0.3, ("value", "wrong_drug", "unit")), prefix="- ")

@@ -54,9 +54,12 @@ def score(notes, results):
     for n, ents in zip(notes, results, strict=True):
         used = set()
         for g in n["entities"]:
-            hv = gold_has_value(g) and g["cls"] in ("lab", "vital") or g.get("kind") in ("value", "unit") \
-                and g["cls"] == "medication"
-            m = [i for i, ce in enumerate(ents) if overlap(key_span(ce, hv), g["span"])]
+            if g["cls"] == "medication":  # one drug per gold span: its name or its dose
+                m = [i for i, ce in enumerate(ents) if overlap(ce["entity"].get("span"), g["span"])
+                     or overlap(ce["entity"].get("value_span"), g["span"])]
+            else:
+                hv = gold_has_value(g) and g["cls"] in ("lab", "vital")
+                m = [i for i, ce in enumerate(ents) if overlap(key_span(ce, hv), g["span"])]
             used |= set(m)
             rows.append((n, g, [ents[i] for i in m]))
         for i, ce in enumerate(ents):
