@@ -18,7 +18,7 @@ import re
 from fhirqa.consistency.model import Entity, Section
 from fhirqa.consistency.segment import EXCLUDED, section_at, segment
 from fhirqa.consistency.units import known
-from fhirqa.consistency.vocab import Gazetteer, Hit
+from fhirqa.consistency.vocab import DOSE_FORMS, SALT_SYMBOLS, SALTS, Gazetteer, Hit
 
 _NUMBER = r"(?:\d+(?:\.\d+)?|\.\d+)"
 _FILLER = (r"(?:[ \t]*(?:[:=~]|\.(?=[ \t:=-])|\([A-Za-z][A-Za-z -]{0,10}\)|-(?!\d)|\bwas\b|\bis\b|\bof\b|\bat\b|\bcame back(?: at)?\b|\bstable at\b|\bnoted to be\b|"
@@ -26,20 +26,29 @@ _FILLER = (r"(?:[ \t]*(?:[:=~]|\.(?=[ \t:=-])|\([A-Za-z][A-Za-z -]{0,10}\)|-(?!\
            r"\bon (?:recheck|repeat|re-?check)\b|"
            r"\bnow\b|\bremains\b|\bmeasured\b|\blevel\b|\breadings?\b|\bresult\b|\bvalue\b|\btoday\b|\bcount\b|"
            r"\bscore\b|\bon admission\b|\bhas been\b|\bup to\b|\bdown to\b|\bincreased to\b|\bdecreased to\b)[ \t]*){0,3}")
-_VALUE = re.compile(rf"^{_FILLER}[ \t]*(?P<cmp><=|>=|<|>|≤|≥)?[ \t]*(?P<num>{_NUMBER})(?:\s*/\s*(?P<num2>{_NUMBER}))?"
-                    rf"(?P<plus>\+)?(?P<range>\s*(?:-|–|to)\s*{_NUMBER})?", re.I)
+_VALUE = re.compile(rf"^{_FILLER}[ \t]*(?P<cmp><=|>=|<|>|≤|≥)?[ \t]*(?P<num>{_NUMBER})(?:(?P<sep>\s*/\s*|[ \t]+over[ \t]+)(?P<num2>{_NUMBER}))?"
+                    rf"(?P<plus>\+)?(?P<range>[ \t]*(?:-|–|to)[ \t]*{_NUMBER})?", re.I)
 _FEET = re.compile(rf"^{_FILLER}\s*(?P<ft>\d)\s*'\s*(?P<inch>\d{{1,2}})\s*(?:\"|''|in\b)?", re.I)
 _UNIT = re.compile(r"^[ \t]?(?P<unit>(?:x\s?)?10[\^*]\d+/[a-zA-Zµ]+|%|°\s?[CF]\b|/[A-Za-zµ]+|[A-Za-zµ#\"][A-Za-zµ0-9\[\]{}_.^*]*"
                    r"(?:/[0-9.]*\s?[A-Za-zµ0-9\[\]{}_.^*]+)*)")
-_DOSE = re.compile(r"^(?P<gap>(?:,?[ \t]+(?:hydrochloride|hcl|sodium|potassium|succinate|tartrate|maleate|acetate|"
-                   r"sulfate|bitartrate|macrocrystals|monohydrate|er|xl|sr|cr|dr|xr|extended release|tablet|tab|"
-                   r"capsule|cap|oral|po|iud|patch|inhaler|mdi|injection|solution|suspension|cream|spray|pen|ds)\b)"
-                   r"{0,3})?[ \t]*"
-                   r"(?P<num>\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?)\s*(?P<unit>mg/ml|mcg/ml|unt/ml|units?/ml|mg/actuat|"
-                   r"mcg/actuat|mg|mcg|g|units?|unt|iu|ml|meq)\b", re.I)
-_ROUTE = re.compile(r"\b(PO|IV|IM|SC|SQ|subq|SL|PR|INH|inhaled|topical|IVPB|oral|injection)\b", re.I)
-_FREQ = re.compile(r"\b(daily|qd|once daily|twice daily|BID|TID|QID|q\s?\d+\s?h(?:rs?|ours?)?|qhs|qam|qpm|nightly|"
-                   r"weekly|PRN|as needed|q\d+\s?d(?:ays?)?)\b", re.I)
+_DOSE_UNIT = r"(?:mg/ml|mcg/ml|unt/ml|units?/ml|mg/actuat|mcg/actuat|mg|mcg|g|units?|unt|iu|ml|meq)"
+# words that may stand between a drug's name and its dose: the salts of the shorthand table with their
+# abbreviations (succ, tart, HCl, sod) and its dose forms (ER, XL, tab, patch…); salt symbols (K, Na) only as
+# written and without a comma ("losartan K 50 mg", not "Lasix, K 4.0")
+_GAP_WORDS = sorted({*SALTS, *DOSE_FORMS}, key=len, reverse=True)
+_GAP = (r"(?:,?[ \t]+(?i:" + "|".join(re.escape(w).replace(r"\ ", r"[ \t]+") for w in _GAP_WORDS) + r")\.?(?!\w)"
+        + "".join(rf"|[ \t]+{re.escape(w)}\b" for w in sorted(SALT_SYMBOLS, key=len, reverse=True)) + ")")
+_DOSE = re.compile(rf"^(?P<gap>{_GAP}{{0,3}})?[ \t]*(?P<num>\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?)\s*"
+                   rf"(?P<unit>(?i:{_DOSE_UNIT}))\b")
+_ROUTE_WORDS = r"PO|IV|IM|SC|SQ|subq|SL|PR|INH|inhaled|topical|IVPB|oral|injection"
+_FREQ_WORDS = (r"daily|qd|once daily|twice daily|BID|TID|QID|q\s?\d+\s?h(?:rs?|ours?)?|qhs|qam|qpm|nightly|"
+               r"weekly|PRN|as needed|q\d+\s?d(?:ays?)?|once a day|twice a day|(?:three|four) times a day|"
+               r"at bedtime|every (?:morning|evening|night|day)")
+_ROUTE = re.compile(rf"\b({_ROUTE_WORDS})\b", re.I)
+_FREQ = re.compile(rf"\b({_FREQ_WORDS})\b", re.I)
+# a dose written without a unit: a bare number between the drug's name and a frequency or route ("HCTZ 10 qhs",
+# "Demerol 80 q4h", "simvastatin 5 once a day"); its unit is the product strength's (verify compares it there)
+_BARE_DOSE = re.compile(rf"^(?P<gap>{_GAP}{{0,3}})?[ \t]+(?P<num>\d+(?:\.\d+)?)(?=[ \t]+(?i:{_FREQ_WORDS}|{_ROUTE_WORDS})\b)")
 _SLASH_PANEL = re.compile(r"\b(?P<title>BMP|Chem ?7|Chem-7|Chem|Lytes|lytes|SMA-?7|[Bb]asic [Mm]etabolic (?:[Pp]anel|[Pp]rofile)|"
                           r"[Cc]hem(?:istry)? (?:7|panel)|[Ee]lectrolytes|[Rr]enal (?:[Pp]anel|[Ff]unction [Pp]anel))\b[^\n\d]{0,25}?"
                           rf"(?P<seq>{_NUMBER}(?:\s*/\s*{_NUMBER}){{3,7}})")
@@ -182,6 +191,8 @@ def _observation(text: str, hit: Hit, section: Section) -> list[Entity]:
         comparator = ">="
     end = hit.end + m.end()
     is_bp = normalize_name(hit) in ("bp", "b p", "blood pressure", "blood pressures", "bp reading")
+    if num2 and "over" in m.group("sep") and not is_bp:  # "147 over 104" is a blood pressure only
+        num2, end = None, hit.end + m.end("num")
     if is_bp and num2:
         unit, end = _unit_after(text, end)
         n2s, n2e = hit.end + m.start("num2"), hit.end + m.end("num2")
@@ -210,7 +221,7 @@ def normalize_name(hit: Hit) -> str:
 
 def _medication(text: str, hit: Hit, section: Section) -> Entity:
     tail = text[hit.end:hit.end + 60]
-    m = _DOSE.match(tail)
+    m = _DOSE.match(tail) or _BARE_DOSE.match(tail)
     base = {"category": "medication", "name": hit.written, "name_span": (hit.start, hit.end), "section": section.kind}
     before = text[_clause_start(text, hit.start, section.start):hit.start]
     if _GIVEN.search(before) or (section.kind in _GIVEN_SECTIONS and not re.search(r"\b(?:on|continue)\s*$", before)):
@@ -227,7 +238,7 @@ def _medication(text: str, hit: Hit, section: Section) -> Entity:
     freq = _FREQ.search(rest)
     return Entity("T1", **base, span=(hit.start, end), value=float(m.group("num")), value_text=m.group("num"),
                   value_span=(hit.end + m.start("num"), hit.end + m.end("num")), decimals=_decimals(m.group("num")),
-                  unit=m.group("unit"), route=route.group(1) if route else "", frequency=freq.group(1) if freq else "",
+                  unit=m.groupdict().get("unit") or "", route=route.group(1) if route else "", frequency=freq.group(1) if freq else "",
                   context=context)
 
 

@@ -18,7 +18,7 @@ _KINDS: tuple[tuple[str, str], ...] = (
     (r"admi(?:tting|ssion) diagnos[ie]s|admission dx", "admission_diagnosis"),
     (r"discharge (?:meds|medications)|medications on discharge", "discharge_meds"),
     (r"(?:home|outpatient|current|admission) (?:meds|medications)|meds|medications|medication list|"
-     r"current medications|rx", "meds"),
+     r"current medications|rx|(?:currently )?taking|(?:active )?(?:med(?:ication)?s? )?list|active meds", "meds"),
     (r"hpi|history of present(?:ing)? illness|interval history|s|subjective", "hpi"),
     (r"cc|chief complaint|reason for (?:visit|admission)", "chief_complaint"),
     (r"pmh|past medical history|medical history|pmhx|problem list|past history|psh|past surgical history", "pmh"),
@@ -38,6 +38,13 @@ _KINDS: tuple[tuple[str, str], ...] = (
 _COMPILED = [(re.compile(rf"(?:{pattern})"), kind) for pattern, kind in _KINDS]
 _MARKDOWN = re.compile(r"^[ \t]*#{1,6}[ \t]+(?P<title>[^\n]+?)[ \t]*:?[ \t]*$", re.M)
 _COLON = re.compile(r"^[ \t]*(?P<title>[A-Za-z][A-Za-z0-9 /&().,-]{0,40}?)[ \t]*:(?!\d)[ \t]*", re.M)
+# a heading after the end of a sentence on the same line ("S: 68M seen for f/u. PMH: …", "FHx: father MI. Meds: …"):
+# only titles of these kinds, spelled with at least three letters
+_INLINE = re.compile(r"(?<=[.;])[ \t]+(?P<title>[A-Za-z][A-Za-z /&-]{1,30}?)[ \t]*:(?!\d)[ \t]*")
+_INLINE_KINDS = {"pmh", "meds", "discharge_meds", "allergies", "family_history", "social_history"}
+# sections a heading opens on its own line and that its line holds ("FHx: father MI at 58"): a later line that
+# starts with a heading of no known kind ("Taking: …", "Current: …") ends them
+_ONE_LINE = {"family_history", "social_history", "allergies"}
 _CAPS = re.compile(r"^[ \t]*(?P<title>[A-Z][A-Z /&-]{2,40})[ \t]*$", re.M)
 
 # sections whose statements are not checked (kept so that callers can say why)
@@ -55,7 +62,10 @@ def section_kind(title: str) -> str | None:
 
 
 def _headings(text: str) -> list[tuple[int, int, str, str]]:
-    """(heading start, body start, title, kind) of every recognised heading, in order."""
+    """(heading start, body start, title, kind) of every recognised heading, in order. A heading ends the
+    section before it whether it opens a line or follows a sentence on the same line (:data:`_INLINE`); a section
+    of :data:`_ONE_LINE` whose heading holds its text on the same line also ends at a later line that opens with
+    a heading of no known kind (kind ``other``)."""
     found: dict[int, tuple[int, int, str, str]] = {}
     for regex in (_MARKDOWN, _CAPS, _COLON):
         for m in regex.finditer(text):
@@ -63,7 +73,23 @@ def _headings(text: str) -> list[tuple[int, int, str, str]]:
             line_start = m.start()
             if kind and line_start not in found:
                 found[line_start] = (line_start, m.end(), m.group("title").strip(), kind)
-    return [found[k] for k in sorted(found)]
+    for m in _INLINE.finditer(text):
+        kind = section_kind(m.group("title"))
+        if kind in _INLINE_KINDS and sum(c.isalpha() for c in m.group("title")) >= 3:
+            found.setdefault(m.start("title"), (m.start("title"), m.end(), m.group("title").strip(), kind))
+    heads = [found[k] for k in sorted(found)]
+    out: list[tuple[int, int, str, str]] = []
+    for i, head in enumerate(heads):
+        out.append(head)
+        start, body, _, kind = head
+        line_end = text.find("\n", body)
+        if kind not in _ONE_LINE or line_end < 0 or not text[body:line_end].strip():
+            continue
+        stop = heads[i + 1][0] if i + 1 < len(heads) else len(text)
+        for m in _COLON.finditer(text, line_end + 1, stop):
+            out.append((m.start(), m.start(), m.group("title").strip(), "other"))
+            break
+    return out
 
 
 def segment(text: str) -> list[Section]:

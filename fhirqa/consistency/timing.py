@@ -34,6 +34,10 @@ def is_clock(window: TimeRef | tuple[datetime, datetime]) -> bool:
 
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m} | {"sept": 9}
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+# a month without a year after it: whole names or their abbreviations only ("decreased 2" is no date), "May"
+# capitalised (not the verb)
+_MONTH_ONLY = (r"(?:(?i:january|february|march|april|june|july|august|september|october|november|december|"
+               r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?|May)(?![a-z])")
 _NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
         "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "several": 3, "few": 3, "couple of": 2}
 
@@ -45,8 +49,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p, 
     ("dmy", rf"\b(?P<d>\d{{1,2}})\s+(?P<mon>{_MONTH})\s+(?P<y>\d{{4}})\b"),
     ("md", r"(?:(?<=\bon )|(?<=\())(?P<m>\d{1,2})/(?P<d>\d{1,2})(?=\)|[\s,.;]|$)"),
     ("my", rf"\b(?P<mon>{_MONTH})\s+(?P<y>\d{{4}})\b"),
+    # a day and month without a year ("on September 27", "on 14 Aug"): the last such day up to the note's
+    ("md", rf"\b(?P<mon>{_MONTH_ONLY})[ \t]+(?P<d>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?\b(?!,?[ \t]*\d|[/:.]\d)"),
+    ("md", rf"(?<![\d/.:])\b(?P<d>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?[ \t]+(?P<mon>{_MONTH_ONLY})(?![ \t]*,?[ \t]*\d)"),
     ("year", r"(?:(?<=\bin )|(?<=\()|(?<=\bdx )|(?<=\bsince ))(?P<y>(?:19|20)\d{2})\b"),
-    ("clock", r"(?<![\d/:.])(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?(?![\d/:])"),
+    ("clock", r"(?<![\d/:.])(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?:\s*(?P<ap>[ap])\.?m\.?)?(?![\d/]|:\d)"),
+    # a 24-h time leading a line or a list bullet, followed by ':' or '-' ("- 1951: wt 85.7 kg", "0704 - BP …")
+    ("hhmm", r"(?m)(?:(?<=^[-*•] )|(?<=^[-*•])|(?<=^[ \t][-*•] ))(?P<h>[01]\d|2[0-3])(?P<mi>[0-5]\d)"
+             r"(?=[ \t]*[:-](?:[ \t]|$))"),
     ("hhmm", r"(?:(?<=\bat )|(?<=@ )|(?<=@)|(?<=\()|(?<=^)|(?<=\n))(?P<h>[01]\d|2[0-3])(?P<mi>[0-5]\d)"
              r"(?:\s?(?:h|hrs?|hours)\b)?(?=[\s).,;]|$)(?!\s*(?:mg|mcg|g|ml|units?)\b)"),
     ("hour", r"\b(?:at|@|around|about)\s+(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[ap])\.?m\.?\b"),
@@ -61,6 +71,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p, 
     ("ago", r"\b(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several|few|couple of)"
             r"\s+(?P<u>day|week|wk|month|mo|year|yr)s?\s+(?:ago|back|prior|earlier|before)\b"),
     ("last", r"\blast\s+(?P<u>week|month|year)\b"),
+    # a phrase that points back to the time named before it ("At that visit her BP was …"): resolved in find_times
+    ("anaphor", r"\b(?:at|on|during|from|by) (?:that|the same) (?:visit|day|date|time|appointment|encounter|review)\b|"
+                r"\bat the time\b|\b(?:that|the same) (?:day|visit|morning|afternoon|evening)\b|\bback then\b"),
 ))
 
 
@@ -149,16 +162,33 @@ def find_times(text: str, ctx: NoteContext, taken: list[tuple[int, int]] | None 
     """Every time expression in ``text``, not overlapping each other nor the ``taken`` spans (values)."""
     found: list[TimeExpr] = []
     used = list(taken or [])
+    anaphors: list[re.Match[str]] = []
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
             if any(m.start() < e and s < m.end() for s, e in used):
+                continue
+            if kind == "anaphor":
+                anaphors.append(m)
+                used.append((m.start(), m.end()))
                 continue
             resolved = _resolve(kind, m, ctx)
             if resolved is None:
                 continue
             found.append(TimeExpr(m.start(), m.end(), m.group(0), resolved[0], resolved[1]))
             used.append((m.start(), m.end()))
-    return sorted(found, key=lambda t: t.start)
+    return sorted(found + _anaphors(anaphors, found), key=lambda t: t.start)
+
+
+def _anaphors(matches: list[re.Match[str]], found: list[TimeExpr]) -> list[TimeExpr]:
+    """"that visit", "that day", "at the time": the window of the last time expression written before it (the
+    date named in an earlier sentence carries over); none before it: nothing (the note's window applies)."""
+    out: list[TimeExpr] = []
+    for m in sorted(matches, key=lambda x: x.start()):
+        before = [t for t in found + out if t.end <= m.start()]
+        if before:
+            last = max(before, key=lambda t: t.start)
+            out.append(TimeExpr(m.start(), m.end(), m.group(0), last.kind, last.window))
+    return out
 
 
 def default_window(ctx: NoteContext) -> TimeRef:
@@ -224,7 +254,7 @@ def _prefix(text: str, ent: Entity, exprs: list[TimeExpr], taken: set[int]) -> T
     for j, expr in enumerate(exprs):
         if j in taken or not (start <= expr.start and expr.end <= ent.span[0]):
             continue
-        opening = not text[start:expr.start].strip()
+        opening = not text[start:expr.start].strip(" \t-*•")  # "0704 VS: …", "- 20:51: BP …"
         heading = colon != -1 and expr.end <= colon
         if expr.start >= clause or opening or heading:
             best = expr

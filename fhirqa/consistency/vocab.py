@@ -43,6 +43,8 @@ _ITEM_QUALIFIERS = sorted(_SH.get("item_qualifiers", []), key=len, reverse=True)
 _LAY_TERMS: dict[str, list[str]] = _SH.get("lay_terms", {})
 _LAY_ADJECTIVES: dict[str, list[str]] = _SH.get("lay_adjectives", {})
 SALTS: dict[str, str] = _SH.get("salts", {})  # salt word of a drug product → the salt ("hcl" → hydrochloride)
+SALT_SYMBOLS: dict[str, str] = _SH.get("salt_symbols", {})  # "K" → potassium, only as written
+DOSE_FORMS: list[str] = _SH.get("dose_forms", [])  # release and form words between a drug and its dose (ER, tab)
 # a charge written after a chemical symbol: Na+, K+, Ca++, Ca2+, Mg2+, Cl-, HCO3-, PO4(3-)
 _CHARGE = re.compile(r"(?:\d?[+\-−]{1,2}|\(\d?[+\-−]\))(?![A-Za-z])")
 _VALUE_NEXT = re.compile(r"[ \t]*[:=~]?[ \t]*[<>]?\d")
