@@ -258,7 +258,7 @@ def candidates(patients: list[Patient], want) -> list[tuple[Patient, Note, str]]
 
 def gen_cc(patients, rng):
     qs = []
-    forms = ["CC {r}?", "chief complaint {r}", "reason for the visit {r}?", "reason for visit {r}?",
+    forms = ["CC {r}?", "chief complaint {r}", "what did {she} c/o {r}?", "complaints listed {r}?",
              "presenting complaint {r}?"]
     def has_cc(n):
         return bool(n.cc)
@@ -266,8 +266,8 @@ def gen_cc(patients, rng):
     def no_cc(n):
         return n.cc_none
     for p, n, r in pick(rng, candidates(patients, has_cc), 9) + pick(rng, candidates(patients, no_cc), 4):
-        she, her = pron(p.gender)
-        text = rng.choice(forms).format(r=r, him="her" if she == "she" else "him")
+        she, _ = pron(p.gender)
+        text = rng.choice(forms).format(r=r, she=she)
         if n.cc_none:
             qs.append(q(p, "note_cc", "note_cc/none", text, "string", ["No complaints"], refs=[n.ref]))
         elif len(n.cc) == 1:
@@ -327,7 +327,7 @@ def gen_mentioned(patients, rng):
 def gen_assessment(patients, rng):
     qs = []
     forms = ["what was {she} presenting with {r}?", "assessment {r}?", "dx {r}?", "what was the diagnosis {r}?",
-             "A/P {r} - what was {she} seen for?"]
+             "A/P {r} - what was {she} presenting with?"]
     def clean(n):
         return bool(n.presenting) and "(" not in n.presenting and "," not in n.presenting
     for p, n, r in pick(rng, candidates(patients, clean), 12):
