@@ -37,7 +37,7 @@ _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 # a month without a year after it: whole names or their abbreviations only ("decreased 2" is no date), "May"
 # capitalised (not the verb)
 _MONTH_ONLY = (r"(?:(?i:january|february|march|april|june|july|august|september|october|november|december|"
-               r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?|May)(?![a-z])")
+               r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?|(?-i:May))(?![a-z])")
 _NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
         "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "several": 3, "few": 3, "couple of": 2}
 
