@@ -129,6 +129,7 @@ class NoteIndex:
         # Patients' chunks in memory for searching (see fhirqa.notes.memory), least recently used first.
         self._memory: OrderedDict[str, PatientChunks] = OrderedDict()
         self._memory_lock = threading.Lock()
+        self._whole_notes: OrderedDict[tuple[str, int], list[Note]] = OrderedDict()  # (patient, generation) → notes
 
     # -- setup -----------------------------------------------------------------------------------------
     @property
@@ -317,6 +318,22 @@ class NoteIndex:
             query = query.where(f"patient_id = {_quote_sql(patient_id)}")
         columns = [f.name for f in self._schema() if with_vectors or f.name != "vector"]
         return query.select(columns).limit(None).to_arrow().to_pylist()
+
+    def notes(self, patient_id: str) -> list[Note]:
+        """The patient's whole notes, oldest first (for reading one visit's note by section); cached per generation."""
+        generation = self.store.manifest.generation
+        key = (patient_id, generation)
+        with self._lock:
+            cache = self._whole_notes
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
+        found = notes_for(self.store, patient_id)
+        with self._lock:
+            cache[key] = found
+            while len(cache) > 16:
+                cache.popitem(last=False)
+        return found
 
     def coverage(self, patient_id: str) -> dict[str, Any]:
         """How many indexed notes the patient has and the dates they span (for "nothing found" answers)."""

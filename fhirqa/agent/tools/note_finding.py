@@ -8,6 +8,7 @@ traceable as one from the tables.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from fhirqa.agent.answer import Evidence
@@ -16,8 +17,14 @@ from fhirqa.agent.tools.notes import _bound
 
 
 def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None = None,
-                  end: str | None = None) -> dict[str, Any]:
-    """What the notes say about ``question`` (within [start, end]), with the sentence cited; found=false otherwise."""
+                  end: str | None = None, which: str | None = None, encounter_class: str | None = None,
+                  item: str | None = None) -> dict[str, Any]:
+    """What the notes say about ``question`` (within [start, end]), with the sentence cited; found=false otherwise.
+
+    Anchored to a visit (a day's window, ``which`` = latest/first note, or ``encounter_class`` in the window), a
+    question about a section (chief complaint, assessment, allergies, medications, social history, plan, a
+    mention) is read from that visit's whole note (``fhirqa.notes.reader``).
+    """
     notes = getattr(ctx, "notes", None)
     if notes is None or ctx.patient_id is None:
         raise ToolError("no clinical notes are available for this question; answer from the structured views")
@@ -27,6 +34,10 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
 
     low, high = _bound(start, end=False), _bound(end, end=True)
     high = min(high, ctx.now) if high else ctx.now
+    if (which or encounter_class or (low and high - low <= timedelta(days=2))) and callable(getattr(notes, "notes", None)):
+        read = _read_visit(ctx, notes, question, low, high, which, encounter_class, item)
+        if read is not None:
+            return read
     hits = notes.search(ctx.patient_id, question, k=max(1, min(20, k)), since=low, until=high)
     finding = answer_from_notes(question, hits)
     if finding is None:
@@ -38,3 +49,27 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
     return {"ok": True, "found": True, "kind": finding.kind, "target": finding.target, "value": finding.value,
             "unit": finding.unit, "negated": finding.negated, "quote": finding.sentence, "ref": finding.ref,
             "time": moment, "note_type": finding.note_type}
+
+
+def _read_visit(ctx: ToolContext, notes: Any, question: str, low: datetime | None, high: datetime,
+                which: str | None, encounter_class: str | None, item: str | None) -> dict[str, Any] | None:
+    """The anchored note's section answer; None when the question is not a section question."""
+    from fhirqa.notes import reader
+
+    if reader.ask_field(question) is None:
+        return None
+    visit = reader.anchored(notes.notes(ctx.patient_id), low, high, which, encounter_class)
+    visit = [n for n in visit if n.time is None or n.time <= ctx.now]
+    if not visit:
+        return {"ok": True, "found": False, "anchored": True, "note": "no note of that visit"}
+    reading = reader.read(question, visit, item)
+    if reading is None:
+        return {"ok": True, "found": False, "anchored": True, "notes_in_scope": len(visit),
+                "note": "that visit's note does not hold the section asked about"}
+    note = reading.note or visit[-1]
+    moment = note.time.isoformat() if note.time else None
+    ctx.cite(Evidence(ref=note.ref, field="note.text", value=reading.quote or "(not mentioned)", time=moment,
+                      label=note.note_type))
+    return {"ok": True, "found": True, "kind": "section", "field": reading.field, "answer_kind": reading.kind,
+            "value": reading.value, "quote": reading.quote, "ref": note.ref, "time": moment,
+            "note_type": note.note_type, "structured_too": reading.structured_too}

@@ -7,9 +7,10 @@ Every number in the final answer comes out of a tool result.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
@@ -118,6 +119,8 @@ def notes_answer(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Call | N
     found = yield ("find_in_notes", args)
     if not found.get("found"):
         return None
+    if found.get("kind") == "section":
+        return reading_final(found)
     where = f"{found.get('note_type') or 'note'} of {_day(found.get('time'))}"
     if found.get("kind") == "finding":
         said = "documented" if found["value"] else "documented as absent"
@@ -226,7 +229,108 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
 def plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
     planner = _PLANS.get(pq.intent, plan_value)
-    yield from planner(pq)
+    visit = note_visit(pq)
+    if visit is None:
+        yield from planner(pq)
+        return
+    args, strong, field = visit
+    if not strong:  # a generic cue ("any X on <day>?"): the tables first, the visit's note when they hold nothing
+        yield from _tables_then_note(pq, planner(pq), args)
+        return
+    found = yield ("find_in_notes", args)
+    if found.get("found") and found.get("kind") == "section":
+        if found.get("structured_too") and found.get("value") == [False]:
+            yield from plan_exists(pq)  # a plan item not in the note may still be a record of that day
+            return
+        yield reading_final(found)
+        return
+    yield from (plan_exists(pq) if field == "plan" else planner(pq))
+
+
+# Words that make a question about a visit's note, not only its records (data: the field cues of
+# lexicon/note_sections.json say which section; these say the note itself is meant).
+_NOTE_WORDS = re.compile(r"\b(?:notes?|per the|hpi|social hx|social history|mention\w*|documented|noted|anything about|"
+                         r"c/o|complain\w*|listed|med list|yes or no)\b")
+_DAY_FROM = re.compile(r"\b(note|visit|encounter)\s+from\s+(?=\d|[a-z]{3})")
+
+
+def note_visit(pq: ParsedQuestion) -> tuple[dict[str, Any], bool, str] | None:
+    """``find_in_notes`` arguments when the question reads one visit's note (anchor + section), else None.
+
+    Returns (arguments, strong, field): strong when the question's words point at the note or at a section
+    only notes hold (chief complaint, insurance…); a generic "any X on <day>?" is weak.
+    """
+    from fhirqa.notes.reader import ask_field, item_of, which_note
+
+    spec = ask_field(pq.text, pq.entity)
+    if spec is None:
+        return None
+    field = spec["field"]
+    text = pq.text.lower()
+    if field == "medications" and pq.med_kind == "administration" and not _NOTE_WORDS.search(text):
+        return None  # "how much heparin was given on Nov 29?" is a sum of administrations
+    window = pq.window
+    if window is not None and window.label.startswith("since") and _DAY_FROM.search(text) and pq.now is not None:
+        from fhirqa.agent.backends.offline.timephrases import find_window
+
+        day = find_window(_DAY_FROM.sub(lambda m: f"{m[1]} on ", text), pq.now)
+        window = day.window if day else window
+    if window is None and pq.at_time is not None:  # "on the med list on 8/11/2018": a list at a day
+        from fhirqa.agent.backends.offline.timephrases import Window
+
+        day0 = pq.at_time.replace(hour=0, minute=0, second=0, microsecond=0)
+        window = Window(day0, day0 + timedelta(days=1) - timedelta(microseconds=1), f"on {day0.date()}")
+    args: dict[str, Any] = {"question": pq.text}
+    one_day = window is not None and window.start is not None and window.end is not None \
+        and window.end - window.start <= timedelta(days=2)
+    which = which_note(text) if re.search(r"\b(?:note|visit|documented)\b", text) and not one_day else None
+    if one_day:
+        args["start"], args["end"] = _iso(window.start), _iso(window.end)
+    elif pq.encounter_class and window is not None and window.start is not None:
+        args["start"], args["end"], args["encounter_class"] = _iso(window.start), _iso(window.end), pq.encounter_class
+    elif which:
+        args["which"] = which
+    else:
+        return None
+    item = item_of(pq.text, spec, pq.entity)
+    if spec.get("item_required") and not item:
+        return None
+    args["item"] = item
+    if window is not pq.window:
+        pq.window = window
+    strong = field != "mention" or bool(_NOTE_WORDS.search(text))
+    return args, strong, field
+
+
+def reading_final(found: dict[str, Any]) -> Call:
+    """The final answer for a section read from a visit's note."""
+    where = f"{found.get('note_type') or 'note'} of {_day(found.get('time'))}"
+    value = found.get("value") or []
+    quote = found.get("quote") or ""
+    if found.get("answer_kind") == "yes_no":
+        yes = bool(value and value[0])
+        said = f'"{quote}"' if quote else "not documented there"
+        return final([yes], f"{'Yes' if yes else 'No'}, per the {where} ({found.get('field')}): {said}")
+    shown = "; ".join(str(v) for v in value)
+    return final(list(value), f"{shown}, per the {where} ({found.get('field')}): \"{quote}\"")
+
+
+def _tables_then_note(pq: ParsedQuestion, base: Plan, args: dict[str, Any]) -> Plan:
+    """Run ``base``; when it ends with nothing (no-data or No), read the visit's note instead."""
+    call = next(base)
+    while call[0] != "final_answer":
+        result = yield call
+        try:
+            call = base.send(result)
+        except StopIteration:
+            return
+    answer = call[1]
+    if answer.get("status") == "no-data" or answer.get("answer") == [False]:
+        found = yield ("find_in_notes", args)
+        if found.get("found") and found.get("kind") == "section":
+            yield reading_final(found)
+            return
+    yield call
 
 
 def _entity_label(pq: ParsedQuestion) -> str:

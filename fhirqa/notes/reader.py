@@ -1,0 +1,342 @@
+"""Reading one visit's note: anchor the question to note(s), find the section it asks about, return its content.
+
+Three steps, all driven by data (``lexicon/note_sections.json``):
+
+1. **Anchoring** (:func:`anchored`): the notes of a named day (the note whose UTC day it is, else the closest
+   within 14 hours, the way a late-evening local note is dated), of an encounter kind in a window ("the ED visit
+   in 2016"), or the latest / first note.
+2. **Field**: the first field whose question cues match (chief complaint, assessment, allergies, medications,
+   insurance, marital status, smoking, quit-smoking age, age, plan item, mention).
+3. **Reading** (:func:`read`): the section found by its heading (canonical names from ``chunking``: ``CC``,
+   ``Chief Complaint``, ``Reason for visit`` are one section) and its content: list items, a value read by the
+   field's patterns, the strength of a listed drug as written, or yes/no for an item mentioned (negation-aware).
+   A yes/no question over anchored notes that do not say it answers No; no notes in scope answers nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from fhirqa.notes.chunking import section_name, sentences
+from fhirqa.notes.sources import Note
+
+_MD_HEADER = re.compile(r"^\s*#{1,6}\s+(?P<label>.+?)\s*#*\s*$")
+_LABEL_LINE = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z /&+\-]{0,40}?)\s*(?:\([^)]{0,40}\))?\s*:\s*(?P<rest>.*)$")
+_STRENGTH = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?\s*(?:mg|mcg|µg|g|ml|meq|units?|iu|%)(?:\s*/\s*(?:\d+(?:\.\d+)?\s*)?"
+                       r"(?:ml|l|hr|h|actuat|dose|kg|g|mg))?)(?![a-z])", re.I)
+_TAG = re.compile(r"\s*\((?:disorder|finding|situation|procedure|morphologic abnormality|event|observable entity)\)",
+                  re.I)
+DAY_SLACK = timedelta(hours=14)
+_MONTHS = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+
+
+@lru_cache(maxsize=1)
+def config() -> dict[str, Any]:
+    """``lexicon/note_sections.json``, read once."""
+    from fhirqa.project import data_dir
+
+    return json.loads((data_dir("lexicon") / "note_sections.json").read_text("utf-8"))
+
+
+@dataclass
+class Section:
+    """One section of a note: canonical name, heading as written, body lines."""
+
+    name: str
+    heading: str
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines).strip()
+
+
+def split_sections(text: str) -> list[Section]:
+    """The note's sections in order; text before the first heading is the ``preamble``."""
+    known = {a for aliases in _aliases().values() for a in aliases}
+    out = [Section("preamble", "")]
+    for raw in text.split("\n"):
+        md = _MD_HEADER.match(raw)
+        label = _LABEL_LINE.match(raw) if not md else None
+        if md:
+            out.append(Section(section_name(md["label"]), raw.strip()))
+        elif label and re.sub(r"\s+", " ", label["label"]).strip().lower() in known:
+            out.append(Section(section_name(label["label"]), raw.strip()))
+            if label["rest"].strip():
+                out[-1].lines.append(label["rest"].strip())
+        else:
+            out[-1].lines.append(raw)
+    return [s for s in out if s.name != "preamble" or s.text]
+
+
+@lru_cache(maxsize=1)
+def _aliases() -> dict[str, tuple[str, ...]]:
+    from fhirqa.notes.chunking import SECTION_ALIASES
+
+    return SECTION_ALIASES
+
+
+# -- anchoring -------------------------------------------------------------------------------------------------
+def anchored(notes: list[Note], start: datetime | None = None, end: datetime | None = None, which: str | None = None,
+             encounter_class: str | None = None) -> list[Note]:
+    """The notes a question is anchored to (see the module docstring); [] when none is in scope."""
+    timed = [n for n in notes if n.time is not None]
+    kinds = config().get("note_kinds", {}).get(encounter_class or "", [])
+    if kinds:
+        typed = [n for n in timed if any(k in (n.note_type or "").lower() for k in kinds)]
+        timed = typed
+    if start is not None and end is not None and end - start <= timedelta(days=2):
+        exact = [n for n in timed if start <= n.time <= end]  # type: ignore[operator]
+        if exact:
+            return exact
+        noon = start + (end - start) / 2
+        near = [n for n in timed if start - DAY_SLACK <= n.time <= end + DAY_SLACK]  # type: ignore[operator]
+        return [min(near, key=lambda n: abs(n.time - noon))] if near else []  # type: ignore[operator]
+    if start is not None:
+        timed = [n for n in timed if n.time >= start]  # type: ignore[operator]
+    if end is not None:
+        timed = [n for n in timed if n.time <= end]  # type: ignore[operator]
+    timed.sort(key=lambda n: n.time)  # type: ignore[arg-type,return-value]
+    if which == "latest":
+        return timed[-1:]
+    if which == "first":
+        return timed[:1]
+    return timed if (kinds or start is not None) else []
+
+
+def which_note(question: str) -> str | None:
+    """"latest" / "first" when the question names the last or first note or visit."""
+    q = question.lower()
+    if re.search(r"\b(?:last|latest|most recent|newest|current|recent)\b", q):
+        return "latest"
+    if re.search(r"\b(?:first|earliest|initial|oldest)\b", q):
+        return "first"
+    return None
+
+
+# -- reading ---------------------------------------------------------------------------------------------------
+@dataclass
+class Reading:
+    """What the anchored note says: the field, the answer, the quoted text and the note."""
+
+    field: str
+    kind: str  # "list" | "value" | "yes_no"
+    value: list[Any]
+    quote: str
+    note: Note | None
+    structured_too: bool = False  # a No may still be a record of that day (plan items)
+
+
+def ask_field(question: str, entity: str | None = None) -> dict[str, Any] | None:
+    """The first field whose cues the question matches (and none of its ``not_asks``).
+
+    A lab or vital named without a word for mentioning ("K at the 10/08/2014 visit?") asks for a value, not
+    whether the note mentions it.
+    """
+    q = question.lower()
+    for spec in config()["fields"]:
+        if not any(re.search(p, q) for p in spec["asks"]) or any(re.search(p, q) for p in spec.get("not_asks", [])):
+            continue
+        need = spec.get("value_items_need")
+        if need and _is_value_item(item_of(question, spec, entity)) and not any(re.search(p, q) for p in need):
+            continue
+        return spec
+    return None
+
+
+def _is_value_item(item: str) -> bool:
+    from fhirqa.notes.retrieve import aliases_in, lexicon
+
+    lex = lexicon()
+    if not item:
+        return False
+    if any(term in lex.units for term, _ in aliases_in(item)):
+        return True
+    return any(item == n.lower() for term, names in lex.pairs if term in lex.units for n in (term, *names))
+
+
+def item_of(question: str, spec: dict[str, Any], entity: str | None = None) -> str:
+    """The thing asked about: the parser's entity (or the question) without cue and anchor words."""
+    text = (entity if entity is not None else question).lower()
+    for pattern in spec["asks"]:
+        text = re.sub(pattern, " ", text)
+    cues = set(config()["cue_words"].split())
+    words = [w for w in re.findall(r"[a-z0-9'][a-z0-9/\-]*", text)
+             if w not in cues and not re.search(r"\d", w) and w[:3] not in _MONTHS]
+    return " ".join(words).strip()
+
+
+def names_for(item: str) -> list[str]:
+    """``item`` and its other names: the data's symptom aliases, then the lexicon's aliases and class members."""
+    names = [item]
+    names += config().get("term_aliases", {}).get(item, [])
+    try:
+        from fhirqa.agent.lexicon import Lexicon
+
+        lex = Lexicon.load()
+        for exp in lex.expand(item):
+            if exp.matched and len(exp.matched) < len(item) - 3 and exp.matched != item:
+                continue  # a known word inside a longer phrase is not the phrase
+            names += [exp.term, *sorted(lex.aliases_of(exp.term))]
+            names += lex.class_members(exp.term) or lex.class_members(item)
+    except Exception:  # noqa: BLE001, S110 - the lexicon only widens the match
+        pass
+    optional = set(config().get("optional_words", []))
+    out: list[str] = []
+    for name in names:
+        words = [w for w in name.lower().split() if w not in optional] or name.lower().split()
+        short = " ".join(words)
+        for n in (name.lower(), short):
+            if n and n not in out and len(n) > 1:
+                out.append(n)
+    return out
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def mentions(name: str, sentence: str) -> re.Match[str] | None:
+    """``name`` in ``sentence``: the phrase, or its words in order in other forms (screen = screening)."""
+    exact = re.search(r"(?<![a-z0-9])" + re.escape(name) + r"(?![a-z0-9])", sentence, re.I)
+    if exact or len(name) <= 3:
+        return exact
+    parts = [re.escape(_stem(w)) + r"[a-z]*" for w in name.split()]
+    return re.search(r"(?<![a-z0-9])" + r"[\s,\-]+(?:[a-z]+[\s,\-]+){0,2}?".join(parts) + r"(?![a-z0-9])", sentence,
+                     re.I)
+
+
+def _sections(note: Note, wanted: list[str]) -> list[Section]:
+    found = [s for s in split_sections(note.text) if s.name in wanted]
+    return sorted(found, key=lambda s: wanted.index(s.name))
+
+
+def _items(section: Section) -> list[str]:
+    """A section's items: bullets, ``;``-separated entries, else its sentences."""
+    lines = [ln.strip() for ln in section.lines if ln.strip()]
+    bullets = [re.sub(r"^(?:[-*•]|\d+[.)])\s*", "", ln) for ln in lines if re.match(r"^(?:[-*•]|\d+[.)])\s", ln)]
+    if bullets:
+        return bullets
+    text = " ".join(lines)
+    if ";" in text:
+        return [p.strip().rstrip(".") for p in text.split(";") if p.strip()]
+    return sentences(text)
+
+
+def _none_marked(spec: dict[str, Any], text: str) -> re.Match[str] | None:
+    for pattern in spec.get("none", []):
+        m = re.search(pattern, text, re.I | re.M)
+        if m:
+            return m
+    return None
+
+
+def _clean(value: str) -> str:
+    return _TAG.sub("", value).strip().strip(".").strip()
+
+
+def read(question: str, notes: list[Note], entity: str | None = None) -> Reading | None:
+    """What the anchored ``notes`` say to ``question`` (newest note first), or None when the field is not there."""
+    spec = ask_field(question)
+    if spec is None or not notes:
+        return None
+    item = item_of(question, spec, entity)
+    if spec.get("item_required") and not item:
+        return None
+    ordered = sorted(notes, key=lambda n: n.time or datetime.min, reverse=True)
+    yes_no_default: Reading | None = None
+    for note in ordered:
+        reading = _read_one(question, spec, item, note)
+        if reading is None:
+            continue
+        if reading.kind == "yes_no" and reading.value == [False]:
+            yes_no_default = yes_no_default or reading
+            continue
+        return reading
+    return yes_no_default
+
+
+def _read_one(question: str, spec: dict[str, Any], item: str, note: Note) -> Reading | None:
+    name = spec["field"]
+    q = question.lower()
+    sections = _sections(note, spec["sections"]) if spec["sections"] else []
+    if spec["sections"] and not sections and name not in ("age",):
+        return None
+    text = "\n".join(s.text for s in sections) if sections else note.text
+    if name == "medications":
+        return _read_medication(spec, item, q, sections, note)
+    if name in ("plan", "mention") or (name == "chief complaint" and item):
+        return _read_mention(spec, item, note, sections if name == "chief complaint" else [])
+    if name == "allergies":
+        none = _none_marked(spec, text)
+        absence = any(re.search(p, q) for p in spec.get("absence_asks", []))
+        entries = [] if none else _items(sections[0])
+        quote = none[0] if none else "; ".join(entries)
+        if not entries and not none:
+            return None
+        return Reading(name, "yes_no", [bool(none) if absence else bool(entries)], quote, note)
+    if name == "chief complaint" or (name == "assessment" and not spec.get("values")):
+        none = _none_marked(spec, text)
+        if none:
+            return Reading(name, "list", [spec.get("none_answer", "none")], none[0].strip(), note)
+        entries = [_clean(e) for e in _items(sections[0]) if e.strip()]
+        return Reading(name, "list", entries, "; ".join(entries), note) if entries else None
+    for pattern in spec.get("values", []):
+        m = re.search(pattern, text, re.I | re.M)
+        if not m:
+            continue
+        raw = m["v"].strip()
+        if name == "assessment":
+            values: list[Any] = [_clean(v) for v in re.split(r",\s+(?![^()]*\))", raw) if _clean(v)]
+            return Reading(name, "list", values, m[0].strip(), note)
+        if spec.get("number"):
+            return Reading(name, "value", [int(raw)], m[0].strip(), note)
+        word = spec.get("yes_no_word")
+        if word and re.search(rf"\b{re.escape(word)}\b", q):
+            return Reading(name, "yes_no", [raw.lower() == word], m[0].strip(), note)
+        return Reading(name, "value", [_clean(raw)], m[0].strip(), note)
+    if name == "assessment" and sections:
+        stop = set(spec.get("stop_sections", []))
+        entries = [_clean(e) for s in sections if s.name not in stop for e in _items(s)]
+        return Reading(name, "list", entries, "; ".join(entries), note) if entries else None
+    return None
+
+
+def _read_medication(spec: dict[str, Any], item: str, q: str, sections: list[Section], note: Note) -> Reading | None:
+    entries = [e for s in sections for e in _items(s)]
+    names = names_for(item)
+    listed = [e for e in entries if any(mentions(n, e) for n in names)]
+    if any(re.search(p, q) for p in spec.get("strength_asks", [])):
+        for entry in listed:
+            m = _STRENGTH.search(entry)
+            if m:
+                return Reading("medications", "value", [re.sub(r"\s+", " ", m[1]).strip()], entry, note)
+        return None  # not listed: the dose is not in this note
+    if listed:
+        return Reading("medications", "yes_no", [True], listed[0], note)
+    quote = _none_marked(spec, "\n".join(s.text for s in sections))
+    return Reading("medications", "yes_no", [False], quote[0] if quote else "; ".join(entries), note)
+
+
+def _read_mention(spec: dict[str, Any], item: str, note: Note, sections: list[Section]) -> Reading | None:
+    from fhirqa.notes.extract import negated
+
+    names = names_for(item)
+    body = "\n".join(s.text for s in sections) if sections else note.text
+    for sentence in sentences(body):
+        if sentence.startswith("#"):
+            continue
+        for name in names:
+            m = mentions(name, sentence)
+            if m and not negated(sentence, m.start(), m.end()):
+                return Reading(spec["field"], "yes_no", [True], sentence, note, bool(spec.get("structured_too")))
+    return Reading(spec["field"], "yes_no", [False], "", note, bool(spec.get("structured_too")))
