@@ -7,6 +7,7 @@ planner (which views) → specialists (which fields of each view) → composer (
 from __future__ import annotations
 
 import functools
+import importlib.util
 import threading
 import time
 from datetime import UTC, datetime
@@ -76,8 +77,10 @@ def shared_notes(store: Store) -> Any | None:
     with _CONNECTIONS_LOCK:
         if key not in _NOTES:
             try:
+                if importlib.util.find_spec("lancedb") is None:
+                    raise ImportError("lancedb")
                 from fhirqa.notes import NoteIndex
-            except ImportError:  # lancedb not installed: questions are answered from the tables only
+            except ImportError:  # the notes extra is not installed: questions are answered from the tables only
                 _NOTES[key] = None
             else:
                 _NOTES[key] = NoteIndex(store)

@@ -27,16 +27,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as dtime
 from pathlib import Path
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from fhirqa.agent.embeddings import Embedder, get_embedder
 from fhirqa.errors import FhirqaError
 from fhirqa.notes.chunking import MAX_TOKENS, OVERLAP_TOKENS, Chunk, chunk_note, section_name, sentences
-from fhirqa.notes.memory import PatientChunks
 from fhirqa.notes.sources import Note, notes_for
 from fhirqa.store import Store
+
+if TYPE_CHECKING:  # numpy comes with the notes extra; the base install imports this module without it
+    from fhirqa.notes.memory import PatientChunks
 
 Mode = Literal["hybrid", "vector", "text"]
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
@@ -374,6 +374,10 @@ class NoteIndex:
             if cached is not None:
                 self._memory.move_to_end(patient_id)
                 return cached
+        import numpy as np
+
+        from fhirqa.notes.memory import PatientChunks
+
         rows = self.chunk_rows(patient_id, with_vectors=True)
         rows.sort(key=lambda r: (r["note_id"], r.get("chunk_index") or 0, r["chunk_id"]))
         vectors = None
