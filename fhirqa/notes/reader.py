@@ -150,13 +150,12 @@ def ask_field(question: str, entity: str | None = None) -> dict[str, Any] | None
 
 
 def _is_value_item(item: str) -> bool:
-    from fhirqa.notes.retrieve import aliases_in, lexicon
+    """The item is a lab or vital by one of its whole names ("K", "SpO2"; not "chest pressure")."""
+    from fhirqa.notes.retrieve import lexicon
 
     lex = lexicon()
     if not item:
         return False
-    if any(term in lex.units for term, _ in aliases_in(item)):
-        return True
     return any(item == n.lower() for term, names in lex.pairs if term in lex.units for n in (term, *names))
 
 

@@ -251,6 +251,7 @@ def plan(pq: ParsedQuestion) -> Plan:
 # lexicon/note_sections.json say which section; these say the note itself is meant).
 _NOTE_WORDS = re.compile(r"\b(?:notes?|per the|hpi|social hx|social history|mention\w*|documented|noted|anything about|"
                          r"c/o|complain\w*|listed|med list|yes or no)\b")
+_COMPUTED = frozenset({"count", "aggregate", "daily_dose", "after_drug", "change", "trend", "threshold", "time_since"})
 _DAY_FROM = re.compile(r"\b(note|visit|encounter)\s+from\s+(?=\d|[a-z]{3})")
 
 
@@ -262,6 +263,8 @@ def note_visit(pq: ParsedQuestion) -> tuple[dict[str, Any], bool, str] | None:
     """
     from fhirqa.notes.reader import ask_field, item_of, which_note
 
+    if pq.intent in _COMPUTED:
+        return None  # "Heparin doses given 9/12/2025?" counts administrations; no section holds it
     spec = ask_field(pq.text, pq.entity)
     if spec is None:
         return None

@@ -1,0 +1,65 @@
+"""Offline plans: questions about one visit's note go to that note first, with the visit as the anchor."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from fhirqa.agent.backends.offline.parser import parse
+from fhirqa.agent.backends.offline.plans import plan
+
+NOW = datetime(2023, 1, 1, 12, tzinfo=UTC)
+
+
+def _first_call(question: str):
+    return next(plan(parse(question, NOW)))
+
+
+def _answer(question: str, found: dict):
+    steps = plan(parse(question, NOW))
+    next(steps)
+    return steps.send(found)
+
+
+def test_a_section_question_at_a_named_visit_reads_that_days_note():
+    name, args = _first_call("what did she c/o at the 11/18/2008 visit?")
+    assert name == "find_in_notes" and args["start"].startswith("2008-11-18") and args["item"] == ""
+    name, args = _first_call("what insurance did she have in the note from 10/06/1971?")
+    assert args["start"].startswith("1971-10-06") and args["end"].startswith("1971-10-06")  # "from" a note's day
+
+
+def test_the_latest_note_and_an_ed_visit_of_a_year_are_anchors():
+    assert _first_call("NKDA in the latest note?")[1]["which"] == "latest"
+    args = _first_call("chief complaint at the ED visit in 1964")[1]
+    assert args["encounter_class"] == "EMER" and args["start"].startswith("1964-01-01")
+
+
+def test_a_section_reading_becomes_the_answer_list_value_or_yes_no():
+    found = {"ok": True, "found": True, "kind": "section", "field": "chief complaint", "answer_kind": "list",
+             "value": ["Cough"], "quote": "Cough", "ref": "DocumentReference/x", "time": "1985-07-15T10:00:00+00:00"}
+    assert _answer("CC in the 07/15/1985 note?", found) == ("final_answer", {
+        "answer": ["Cough"], "text": 'Cough, per the note of 1985-07-15 (chief complaint): "Cough"', "status": "answered"})
+    no = {**found, "field": "mention", "answer_kind": "yes_no", "value": [False], "quote": ""}
+    assert _answer("was hospice mentioned in the 9/18/1963 note?", no)[1]["answer"] == [False]
+
+
+def test_a_plan_item_not_in_the_note_is_checked_in_the_records_of_that_day():
+    found = {"ok": True, "found": True, "kind": "section", "field": "plan", "answer_kind": "yes_no", "value": [False],
+             "quote": "", "structured_too": True}
+    name, args = _answer("influenza vaccine on 1/22/2019?", found)
+    assert name == "get_resources" and args["view"] == "immunization"
+
+
+def test_questions_without_a_note_anchor_or_section_keep_their_table_plans():
+    assert _first_call("what was her last potassium?")[0] == "get_resources"
+    assert _first_call("how much heparin was given on Nov 29?")[0] != "find_in_notes"
+    assert _first_call("Heparin doses given 9/12/2025?")[0] == "get_resources"  # a count, not a plan item
+    assert _first_call("K at the 10/08/2014 visit?")[0] == "get_resources"  # a value, not a mention
+
+
+def test_a_generic_any_x_on_a_day_asks_the_tables_first_then_that_days_note():
+    steps = plan(parse("any chest pressure on 09/22/2020?", NOW))
+    call = next(steps)
+    while call[0] != "find_in_notes" or "item" not in call[1]:
+        assert call[0] != "final_answer"
+        call = steps.send({"ok": True, "count": 0, "candidates": [], "found": False})
+    assert call[1]["item"] == "chest pressure" and call[1]["start"].startswith("2020-09-22")
