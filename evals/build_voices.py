@@ -323,7 +323,7 @@ def gen_count_measurements(ch, rng, voice, k, now, late):
         forms = [f"How many {nm} results {phrase or 'are on file'}?", f"# of {nm} values {phrase or 'on record'}?"]
     else:
         forms = [f"How many times has my {nm} been checked{(' ' + phrase) if phrase else ''}?",
-                 f"How many {nm} readings do I have{(' ' + phrase) if phrase else ' on file'}?"]
+                 f"How many {nm} readings {('did I have ' + phrase) if phrase else 'do I have on file'}?"]
     i = rng.randrange(len(forms))
     return Q("count_measurements", ch, forms[i], now, "count", [len(inside)], refs_of(inside),
              f"count_measurements/{kind}/{i}.{voice}")
