@@ -363,8 +363,9 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     units = r"(days?|d|weeks?|wks?|months?|mos?|years?|yrs?)"
     duration = re.search(rf"\bduration\b|\bhow long\b.{{0,20}}\b(?:has|have|had|did)\b|\bhow long,? in {units},? .{{0,30}}\b(?:has|have)\b|\bhow many {units} (?:has|have|had|did)\b.*\b(?:had|been|suffered|lived|taken|taking|on)\b|"
                          rf"\bfor how (?:long|many {units})\b", text)
-    if duration:
-        # "how many yrs has she had HLD": the time since its first onset
+    if duration and not re.search(r"\b(?:has|have) it been\b", text):
+        # "how many yrs has she had HLD": the time since its first onset ("how many months has it been since
+        # her last flu shot" names its own event: the since-rule below reads it)
         pq.intent, pq.position = "time_since", "first"
         pq.time_unit = _unit_word(duration.group(1) or duration.group(2) or "") or _unit_word(text) or "years"
         return
@@ -381,7 +382,9 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         return
     yes_no = pq.yes_no or re.match(r"^(?:is|are|was|were|does|do|did|has|have|am)\b", text)
     terse_check = re.search(r"(?:^|\s|-)(?:still )?active$|^(?:currently |still )?on\b(?! (?:the|average|file|record|\d))|\bstill\b", text)
-    if (yes_no or terse_check) and re.search(r"\bstill\b|\bcurrently\b|\bcurrent\b|\bactive\b|\bright now\b|\banymore\b|\bat present\b|\bpresently\b|^(?:currently )?on\b(?! (?:the|average|file|record|\d))", text):
+    # "which of my conditions are still active?" asks for the list, not whether
+    asks_which = re.match(r"^(?:which|what|list|name|show)\b", text) and not pq.yes_no
+    if (yes_no or terse_check) and not asks_which and re.search(r"\bstill\b|\bcurrently\b|\bcurrent\b|\bactive\b|\bright now\b|\banymore\b|\bat present\b|\bpresently\b|^(?:currently )?on\b(?! (?:the|average|file|record|\d))", text):
         pq.intent = "active_check"
         condition = re.search(r"\bproblems?\b|\bdiagnos\w*|\bconditions?\b|\bsuffer\w*", text)
         med = re.search(r"\btaking\b|\bon\b|\bmedications?\b|\bmeds?\b|\bprescri\w*|\bdrugs?\b|\brx\b", text)
@@ -470,8 +473,10 @@ def _aggregate(text: str) -> str | None:
     for op, pattern in (
         ("mean", r"\baverag\w*|\bmean\b|\bavg\b|\btypical\b"),
         ("median", r"\bmedian\b"),
-        ("max", r"\bhighest\b|\bmaximum\b|\bmax\b|\bpeak\b|\blargest\b|\bgreatest\b|\btop\b|\bworst\b"),
-        ("min", r"\blowest\b|\bminimum\b|\bmin\b|\bnadir\b|\bsmallest\b|\bleast\b"),
+        ("max", r"\bhighest\b|\bmaximum\b|\bmax\b|\bpeak\b|\blargest\b|\bgreatest\b|\btop\b|\bworst\b|"
+                r"^how (?:high|big|far up)\b(?=.*\b(?:get|got|go|gone|went|reach\w*|climb\w*|rise|rose|risen|spike\w*|peak\w*|been|ever)\b)"),
+        ("min", r"\blowest\b|\bminimum\b|\bmin\b|\bnadir\b|\bsmallest\b|\bleast\b|"
+                r"^how (?:low|small|far down)\b(?=.*\b(?:get|got|go|gone|went|reach\w*|drop\w*|fall|fell|fallen|dip\w*|sink|sank|been|ever)\b)"),
         ("sum", r"\btotal\b|\bsum\b|\bcumulative\b"),
     ):
         if re.search(pattern, text):
@@ -568,6 +573,9 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
         if term in text:
             text = re.sub(rf"\b{re.escape(term)}s?\b", lambda m: m.group(0).replace(" ", "_"), text)
     text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
+    if pq.aggregate in ("max", "min"):  # "how low did her K get": the frame, not the item
+        text = re.sub(r"^how (?:low|high|small|big|far (?:up|down))\b", " ", text)
+    text = re.sub(r"\bback\b(?=\s+(?:in|during|around|when|then)\b|\s*[?.!]*\s*$)", " ", text)  # "back in 1976"
     text = re.sub(r"\b\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b", " ", text) if pq.intent != "value" else text
     # A unit with no number before it is a unit only where a unit is spoken of ("mg of heparin", "in grams",
     # "mg per day"); elsewhere it is an analyte's symbol ("Mg result?": magnesium).
@@ -589,7 +597,9 @@ def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
     """Patient lookup by name and birth date ("patient id for Ana Díaz, born 1970-03-02")."""
     m = re.search(
         r"\b(?:patient (?:id|identifier)|id of|which patient|find (?:the )?patient|look ?up|identify (?:the )?patient|"
-        r"patient named|(?:mrn|id) (?:for|of))\b|^find\b(?=.*\b(?:born|dob|id|mrn|patient)\b)",
+        r"patient named|(?:mrn|id) (?:for|of))\b|^find\b(?=.*\b(?:born|dob|id|mrn|patient)\b)|"
+        r"\b(?:pull|bring|look|call) up (?:the |a )?(?:chart|record|file)s? (?:for|of)\b(?=.*\b(?:born|dob|d\.o\.b)\b)|"
+        r"\b(?:chart|record|file) (?:for|of)\b(?=.*\b(?:born|dob|d\.o\.b)\b)",
         text,
     ) or re.search(r"\brecord (?:for|of) [A-ZÀ-ÖØ-Þ]", pq.text) or (
         re.search(r"\b(?:id|identifier|mrn)\b", text) and re.search(DATE, text) and re.search(r"[A-ZÀ-ÖØ-Þ][a-zà-ÿ]+", pq.text))
@@ -604,7 +614,8 @@ def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
     original = pq.text
     candidates = re.findall(r"(?:(?<=\s)|(?<=^)|(?<=\())([A-ZÀ-ÖØ-Þ][\w'\-]+(?:\s+(?:del|de|la|los|van|von|der|da|di|[A-ZÀ-ÖØ-Þ][\w'\-]+))*)", original)
     skip = {"What", "Which", "Who", "Find", "Look", "Patient", "Please", "Is", "The", "Id", "ID", "DOB", "MRN", "Record", "Get",
-            "Show", "Give", "Could", "Can", "Tell", "Need", "I"}
+            "Show", "Give", "Could", "Can", "Tell", "Need", "I", "I'm", "I’m", "Im", "Pull", "Bring", "Open", "Chart",
+            "Hi", "Hello", "Hey", "This", "My", "Me", "Mine"}
     months = {"January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
               "November", "December", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec"}
     names = []
