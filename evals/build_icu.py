@@ -165,7 +165,7 @@ class Patient:
                 self.cond.append({"name": r["code"].get("text") or r["code"]["coding"][0]["display"],
                                   "onset": ts(r["onsetDateTime"]),
                                   "abate": ts(r["abatementDateTime"]) if r.get("abatementDateTime") else None,
-                                  "ref": ref})
+                                  "ref": ref, "status": r["clinicalStatus"]["coding"][0]["code"]})
                 last.append(ts(r["onsetDateTime"]))
             elif t == "Procedure":
                 st = r.get("performedDateTime") or r["performedPeriod"]["start"]
@@ -180,6 +180,8 @@ class Patient:
         self.admin.sort(key=lambda a: a["t"])
         self.rx.sort(key=lambda a: a["t"])
         self.enc.sort(key=lambda e: e["start"])
+        if self.deceased:  # a death is a fact: "now" falls after it, never between record and death
+            last.append(self.deceased)
         self.last_fact = max(last)
         self.stays = [e for e in self.enc if e["cls"] == "IMP"]
 
@@ -678,8 +680,11 @@ def general_questions(b: Builder, p: Patient, all_pts: list[Patient], rng: rando
     # conditions
     act = sorted({c["name"] for c in p.cond if c["onset"] <= now and (c["abate"] is None or c["abate"] > now)})
     q = rng.choice(["active problems?", f"what's on {her} problem list right now?", "current diagnoses?"])
-    b.add(p, "active_conditions", q, now, "list", act, [c["ref"] for c in p.cond if c["name"] in act],
-          "active_conditions/now/1")
+    # the doc's rule (no abatement) and clinicalStatus must agree, else the list is a data conflict: skip
+    conflict = any((c["name"] in act) != (c["status"] == "active") for c in p.cond if c["onset"] <= now)
+    if not conflict:
+            b.add(p, "active_conditions", q, now, "list", act, [c["ref"] for c in p.cond if c["name"] in act],
+              "active_conditions/now/1")
     mine = " ".join(c["name"].lower() for c in p.cond)
     others = " ".join(c["name"].lower() for o in all_pts for c in o.cond)
     for key, names in sorted(CONDS.items()):
