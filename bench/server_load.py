@@ -96,7 +96,20 @@ class Connection:
         self.writer: asyncio.StreamWriter | None = None
 
     async def post(self, path: str, body: bytes, headers: dict[str, str]) -> int:
-        """POST and read the whole answer; returns the status code."""
+        """POST and read the whole answer; returns the status code.
+
+        A keep-alive connection the server closed while it sat idle (uvicorn closes after 5 s, e.g. while
+        the warm-up builds a notes index) is opened again and the request sent once more, as HTTP clients
+        do; ``$ask`` only reads.
+        """
+        try:
+            return await self._post(path, body, headers)
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError, IndexError):
+            await self.close()
+            self.reader = self.writer = None
+            return await self._post(path, body, headers)
+
+    async def _post(self, path: str, body: bytes, headers: dict[str, str]) -> int:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
