@@ -222,7 +222,14 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         pq.med_kind = "administration"
     elif re.search(r"\b(?:prescri\w*|ordered|orders?|rx|takes?|taking)\b", rest):
         pq.med_kind = "request"
+    # "admission vs now", "(latest minus admission)": the change over the current stay
+    rest = re.sub(r"\(?\b(?:latest|last|current|now|today)\s+(?:minus|vs\.?|versus|-|compared (?:to|with))\s+(?:on\s+)?(?:admission|admit)\b\)?"
+                  r"|\(?\b(?:on\s+)?(?:admission|admit)\s+(?:vs\.?|versus|to|compared (?:to|with))\s+(?:now|today|latest|current)\b\)?",
+                  lambda m: " change " if re.search(r"\b(?:admission|admit)\b", rest[: m.start()] + rest[m.end() :])
+                  else " change since admission ", rest)
     time_match = find_window(rest, now)
+    if time_match and time_match.window.anchor == "admission" and not _has_item(rest[: time_match.start] + " " + rest[time_match.end :]):
+        time_match = None  # "date of this admission?": the stay itself is the question
     if time_match:
         pq.window = time_match.window
         rest = rest[: time_match.start] + " " + rest[time_match.end :]
@@ -233,6 +240,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         rest = rest[: span[0]] + " " + rest[span[1] :]
 
     _classify(pq, rest, now)
+    if time_match and time_match.kind == "on_admission" and pq.intent in ("value", "time_of"):
+        pq.position = "first"  # "K on admission": the first value of the stay
     if pq.intent == "after_drug" and soon_after:
         pq.position = "first"
     if pq.encounter_class is None and re.search(_VIEW_CUES_BY_NAME["encounter"], rest):

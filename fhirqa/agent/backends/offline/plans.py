@@ -144,8 +144,61 @@ def _ambiguous(view_result: dict[str, Any], entity: str) -> Call:
                  status="ambiguous")
 
 
+# Encounter classes a patient is "admitted" in: the stay "this admission" means (inpatient, then emergency).
+STAY_CLASSES = ("IMP", "EMER")
+
+
+def _instant(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+
+
+def current_stay(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Any]:
+    """The window of the patient's current stay as of now ("this admission", "since admit", "on admission").
+
+    The latest inpatient/emergency encounter whose period contains now, else the most recent one; the
+    window runs from its start to now (or to its end when it ended before now). None when there is none.
+    The encounter is picked by tool calls, so the answer cites it.
+    """
+    from fhirqa.agent.backends.offline.timephrases import Window
+
+    found = yield ("get_resources", {"view": "encounter"})
+    if not found.get("count"):
+        return None
+    stays: list[dict[str, Any]] = []
+    for code in STAY_CLASSES:
+        of_class = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": code, "field": "class_code"})
+        if of_class.get("count"):
+            latest = yield ("get_by_index", {"records": of_class["handle"], "index": -1, "order_by": "start_time"})
+            if _row(latest).get("start_time"):
+                stays.append(_row(latest))
+    now = pq.now
+    dated = [(start, _instant(row.get("end_time")), row) for row in stays if (start := _instant(row.get("start_time")))]
+    if not dated:
+        return None
+    ongoing = [d for d in dated if now is None or d[1] is None or d[1] >= now]
+    start, end, _ = max(ongoing or dated, key=lambda d: d[0])
+    end = now if end is None or (now is not None and end >= now) else end
+    label = pq.window.label if pq.window else "this admission"
+    return Window(start, end, f"{label} ({start.date()})")
+
+
+def _no_stay(pq: ParsedQuestion, what: str) -> Call:
+    return final([], f"The record has no inpatient or emergency encounter to anchor '{pq.window.label if pq.window else 'this admission'}' "
+                     f"to, so no {what} can be placed in it.", status="no-data")
+
+
 def windowed(pq: ParsedQuestion, handle: str, field: str | None = None) -> Generator[Call, dict[str, Any], dict[str, Any]]:
     """Apply the question's window to ``handle``; returns the filter result (or a pass-through)."""
+    if pq.window is not None and pq.window.anchor == "admission":
+        stay = yield from current_stay(pq)
+        if stay is None:
+            return {"handle": handle, "count": 0, "no_stay": True}
+        pq.window = stay
     if pq.window is None or pq.window.anchor:
         return {"handle": handle, "count": None}
     args: dict[str, Any] = {"records": handle}
@@ -160,6 +213,8 @@ def windowed(pq: ParsedQuestion, handle: str, field: str | None = None) -> Gener
 
 def _empty_window(pq: ParsedQuestion, what: str, result: dict[str, Any]) -> Call:
     """No rows in the window: say so, and name the nearest records on either side (the ones cited)."""
+    if result.get("no_stay"):
+        return _no_stay(pq, what)
     label = pq.window.label if pq.window else ""
     near = []
     for key, word in (("nearest_before", "before"), ("nearest_after", "after")):

@@ -194,6 +194,17 @@ _LAST_ADMISSION = re.compile(
     r"(?:admission|hospitali[sz]ation|hospital stay|inpatient stay|stay|hospital visit)\b"
 )
 
+# The stay the patient is in now (or the latest one): "this admission", "since admit", "since she came in",
+# "during this stay", "on admission", "admission K+". Resolved by the plan against the encounter view.
+_SUBJ = r"(?:she|he|they|the patient|the pt|pt|patient)"
+_STAY = r"(?:admission|admit|hospitali[sz]ation|hospital stay|inpatient stay|stay|hospital course)"
+_CURRENT_ADMISSION = re.compile(
+    rf"\b(?:since|from|after|during|throughout|over|for|in|of)?\s*(?:this|the current|current|her current|his current)\s+{_STAY}\b"
+    rf"|\b(?:since|from)\s+(?:(?:her|his|their|the)\s+)?(?:admission|admit|being admitted|{_SUBJ} (?:was |were )?(?:admitted|came in|arrived))\b"
+    rf"|\b(?:since|from) (?:she|he|they) (?:came in|got here|arrived)\b"
+)
+_ON_ADMISSION = re.compile(r"\b(?:on|at)\s+(?:(?:her|his|their|the)\s+)?admission\b|^admission\s+(?!dates?\b|times?\b|days?\b|to\b|for\b|when\b)(?=[a-z])")
+
 
 @dataclass(frozen=True)
 class TimeMatch:
@@ -202,7 +213,7 @@ class TimeMatch:
     window: Window
     start: int
     end: int
-    kind: str  # relative, between, since, before, on, this, today, yesterday, admission, ago
+    kind: str  # relative, between, since, before, on, this, today, yesterday, admission, current_admission, on_admission, ago
 
 
 def _b_groups(groups: dict[str, str | None]) -> dict[str, str | None]:
@@ -276,4 +287,9 @@ def _find_window(text: str, now: datetime) -> TimeMatch | None:
         if a:
             label = f"on {a.start.date()}" if (a.end - a.start) < timedelta(days=2) else f"in {m.group('a')}"
             return TimeMatch(Window(a.start, a.end, label), *m.span(), "on")
+    # the current stay comes last: a dated phrase ("glucose on admission on 7/18/2025") names its own day
+    if m := _ON_ADMISSION.search(text):
+        return TimeMatch(Window(None, None, "on admission", anchor="admission"), *m.span(), "on_admission")
+    if m := _CURRENT_ADMISSION.search(text):
+        return TimeMatch(Window(None, None, "this admission", anchor="admission"), *m.span(), "current_admission")
     return None

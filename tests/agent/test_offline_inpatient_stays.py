@@ -1,0 +1,87 @@
+"""Inpatient questions end to end through the offline backend, over hand-made rows (no store needed).
+
+"This admission", "since admit", "on admission": a window anchored to the stay the patient is in as of now
+(the latest inpatient/emergency encounter whose period holds now, else the most recent one), found by tool
+calls on the encounter view so the answer cites the Encounter.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from fhirqa.agent.backends.offline import OfflineBackend
+from fhirqa.agent.composer import compose
+from fhirqa.agent.resolver import ConceptResolver
+from fhirqa.agent.tools import tool_specs
+from fhirqa.agent.tools.base import ToolContext
+
+from .test_tools_helpers import FakeRows, med, obs, t
+
+NOW = datetime(2025, 3, 12, 18, 0, tzinfo=UTC)
+K = "Potassium [Moles/volume] in Serum or Plasma"
+
+
+def encounter(eid: str, code: str, start: str, end: str | None, name: str) -> dict[str, Any]:
+    return {"patient_id": "p1", "ref": f"Encounter/{eid}", "class_code": code, "class_name": code.lower(),
+            "type_name": name, "status": "finished" if end else "in-progress", "start_time": t(start),
+            "end_time": t(end) if end else None, "reason_name": None}
+
+
+ENCOUNTERS = [encounter("e1", "AMB", "2025-01-05T10:00:00", "2025-01-05T10:30:00", "Clinic visit"),
+              encounter("e2", "IMP", "2024-11-01T10:00:00", "2024-11-04T10:00:00", "Inpatient admission"),
+              encounter("e3", "IMP", "2025-03-10T14:00:00", "2025-03-16T10:00:00", "Inpatient admission")]
+POTASSIUM = [obs("k0", K, 5.6, "2024-11-02T08:00:00", unit="mmol/L", code="2823-3"),
+             obs("k1", K, 4.0, "2025-03-10T15:00:00", unit="mmol/L", code="2823-3"),
+             obs("k2", K, 4.4, "2025-03-11T06:00:00", unit="mmol/L", code="2823-3"),
+             obs("k3", K, 4.9, "2025-03-12T06:00:00", unit="mmol/L", code="2823-3")]
+HEPARIN = [med(f"h{i}", "Heparin 5,000 units/mL injection", "administration", when, dose=5000, unit="[iU]")
+           for i, when in enumerate(["2024-11-02T08:00:00", "2025-03-10T20:00:00", "2025-03-11T08:00:00",
+                                     "2025-03-11T20:00:00", "2025-03-12T08:00:00"])]
+VIEWS = {"encounter": ENCOUNTERS, "observation": POTASSIUM, "medication": HEPARIN}
+
+
+def ask(question: str, views: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """The final answer over the fake rows, with the refs the tools cited under ``cited``."""
+    ctx = ToolContext(patient_id="p1", now=NOW, data=FakeRows(views or VIEWS), resolve=ConceptResolver())
+    out = compose(OfflineBackend(), ctx, "system", f"Question: {question}\nNow: {NOW.isoformat()}", tool_specs())
+    assert out.final is not None, out.stop_reason
+    return {**out.final, "cited": {ref for ref, _ in ctx.evidence}}
+
+
+def test_this_admission_is_the_stay_that_holds_now_not_an_earlier_one():
+    assert ask("highest potassium this admission")["answer"] == [4.9]
+    assert ask("how many K values since admission?")["answer"] == [3]
+    assert ask("K above 5.0 at any point this admission?")["answer"] == [False]
+
+
+def test_trend_and_change_over_the_current_stay_run_through_the_usual_plans():
+    assert ask("K trend this admission?")["answer"] == ["increasing"]
+    assert ask("potassium delta since admission (latest minus admission)?")["answer"] == [0.9]
+    assert ask("how much has his K changed since admit")["answer"] == [0.9]
+
+
+def test_on_admission_is_the_first_value_of_the_stay():
+    assert ask("K on admission?")["answer"] == [4.0]
+    assert ask("admission potassium?")["answer"] == [4.0]
+
+
+def test_the_stay_window_cites_the_encounter():
+    final = ask("lowest potassium since admit")
+    assert final["answer"] == [4.0]
+    assert "Encounter/e3" in final["cited"], final["cited"]
+
+
+def test_a_stay_that_ended_before_now_is_still_the_most_recent_one():
+    views = {**VIEWS, "encounter": ENCOUNTERS[:2]}
+    assert ask("highest potassium this admission", views)["answer"] == [5.6]
+
+
+def test_no_inpatient_or_emergency_encounter_is_no_data_that_says_so():
+    final = ask("highest potassium this admission", {**VIEWS, "encounter": ENCOUNTERS[:1]})
+    assert final["status"] == "no-data"
+    assert "encounter" in final["text"]
+
+
+def test_the_date_of_this_admission_asks_about_the_stay_itself():
+    assert ask("date of this admission?")["answer"][0].startswith("2025-03-10")
