@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -64,7 +64,7 @@ _PERSPECTIVE = r"\b(?:my|mine|i|me|her|his|him|their|them|she|he|they|the patien
 # Words that carry intent or grammar, never the clinical entity.
 _STOP = set(
     """
-    what whats what's which who whom whose when where why how is was were are be been being am do does did done has have had
+    we our what whats what's which who whom whose when where why how is was were are be been being am do does did done has have had
     having ever any anything some the a an of for in on at to from by with within during over since until till through
     and or than then that this these those there it its value values level levels result results reading readings number
     numbers count counts times time many much often frequently total sum average mean avg median highest lowest maximum
@@ -184,6 +184,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         if len(name) > 1:
             text = re.sub(rf"\b{re.escape(name.lower())}(?:'s|s')?(?=\W|$)", " the patient ", text)
     text = re.sub(r"\s+", " ", text).strip()
+    for phrase, means in _aggregate_terms():
+        text = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", means, text)  # "Tmax" = max temperature
     pq = ParsedQuestion(text=question, now=now)
     text, pq.yes_no = _strip_frames(text)
     text = _protect_terms(text)
@@ -218,9 +220,11 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         soon_after = soon is not None
         rest = rest[: soon.start() if soon else drug_match.start()] + " " + rest[drug_match.end() :]
 
-    if re.search(r"\b(?:given|administered|received|receive|infused|doses? (?:on|given)|got)\b", rest):
-        pq.med_kind = "administration"
-    elif re.search(r"\b(?:prescri\w*|ordered|orders?|rx|takes?|taking)\b", rest):
+    ordered = re.search(r"\b(?:prescri\w*|ordered|orders?|rx|takes?|taking)\b", rest)
+    if re.search(r"\b(?:given|administered|received|receive|infused|got)\b", rest) or (
+            not ordered and re.search(r"\b(?:doses? (?:on|given)|doses)\b", rest)):
+        pq.med_kind = "administration"  # "doses of heparin on 1/17" (not "the daily dose on the latest order")
+    elif ordered:
         pq.med_kind = "request"
     # "admission vs now", "(latest minus admission)": the change over the current stay
     rest = re.sub(r"\(?\b(?:latest|last|current|now|today)\s+(?:minus|vs\.?|versus|-|compared (?:to|with))\s+(?:on\s+)?(?:admission|admit)\b\)?"
@@ -238,6 +242,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     if comparison:
         pq.comparison, span = comparison
         rest = rest[: span[0]] + " " + rest[span[1] :]
+        rest = _criterion_item(rest, pq.comparison.op)
 
     _classify(pq, rest, now)
     if time_match and time_match.kind == "on_admission" and pq.intent in ("value", "time_of"):
@@ -254,6 +259,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
                    "microgram": "mcg"}.get(asked_in.group(1), asked_in.group(1))
     pq.entity = _written_case(_entity(rest, pq), question)
     pq.lexicon_views = _lexicon_views(pq.entity)
+    if pq.intent == "count" and _one_day_total(rest, pq):
+        pq.intent, pq.aggregate, pq.med_kind = "daily_dose", "sum", "administration"  # "heparin total on 11/1?": a sum
     if pq.intent == "active_check" and not pq.kind_cued:
         # "Allegra still active?" names a drug: look in the lexicon's view first, then the other kinds
         kinds = [v for v in pq.lexicon_views if v in _CHECKABLE] + ["condition", "medication", "allergy"]
@@ -389,6 +396,12 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
                  r"(?<!to )\bdates?\b(?! (?:of birth|range))", text):
         pq.intent = "time_of"
         return
+    if re.search(r"^(?:(?:the|her|his|my|their|(?:the )?(?:patient|pt)'?s)\s+)?(?:home\s+|current\s+|active\s+)?(?:meds|medications|med list|rx)\s+"
+                 r"(?:currently\s+|still\s+|now\s+)?(?:active|current)\W*$|"
+                 r"^(?:what|which)\s+(?:meds?\s+|medications\s+|drugs\s+)?(?:is|are)\s+(?:the patient|she|he|they|pt|the pt)\s+on\s+"
+                 r"(?:right now|now|currently|at present|today|at the moment)\W*$", text):
+        _active_list(pq, "medication")  # "home meds currently active?", "what is Barbara on right now?": the list
+        return
     yes_no = pq.yes_no or re.match(r"^(?:is|are|was|were|does|do|did|has|have|am)\b", text)
     terse_check = re.search(r"(?:^|\s|-)(?:still )?active$|^(?:currently |still )?on\b(?! (?:the|average|file|record|\d))|\bstill\b", text)
     # "which of my conditions are still active?" asks for the list, not whether
@@ -463,6 +476,14 @@ def _written_case(entity: str, question: str) -> str:
         return entity  # a whole phrase is looked up in any case
     capitals = {w.lower(): w for w in re.findall(r"\b[A-Z][A-Z0-9+]{1,5}\b", question)}
     return " ".join(capitals.get(w, w) for w in entity.split()) if capitals else entity
+
+
+def _one_day_total(text: str, pq: ParsedQuestion) -> bool:
+    """"<drug> total on <day>": the day's administered amount, not a number of records."""
+    w = pq.window
+    return bool(re.search(r"\btotal\b", text) and not re.search(r"\bhow many\b|\bnumber\b|\bcount\b|(?:^|\s)#|\bdoses\b|\btimes\b", text)
+                and w is not None and w.start is not None and w.end is not None and w.end - w.start <= timedelta(days=2)
+                and pq.lexicon_views[:1] == ["medication"])
 
 
 def _has_item(text: str) -> bool:
@@ -549,6 +570,32 @@ def _protected_terms() -> tuple[str, ...]:
     # Encounter-class phrases ("clinic visit", "ER visit") stay loose: the class regexes read their words.
     terms = [t for t in lexicon.terms() if " " in t and any(w in _STOP for w in t.split()) and not lexicon.encounter_class(t)]
     return tuple(sorted(terms, key=len, reverse=True))
+
+
+@lru_cache(maxsize=1)
+def _aggregate_terms() -> tuple[tuple[str, str], ...]:
+    """Shorthand naming an item and an aggregate ("Tmax"), from the lexicon, longest first."""
+    lexicon = _lexicon()
+    entries = lexicon.data["abbreviations"].get("aggregate_terms", {}).get("entries", []) if lexicon else []
+    pairs = [(e["phrase"].lower(), e["means"].lower()) for e in entries]
+    return tuple(sorted(pairs, key=lambda p: len(p[0]), reverse=True))
+
+
+@lru_cache(maxsize=1)
+def _criteria() -> tuple[tuple[str, str, str], ...]:
+    """(phrase, item, direction) of findings defined by an item's value ("hypoglycemia" = glucose below), longest first."""
+    lexicon = _lexicon()
+    entries = lexicon.data["abbreviations"].get("criteria", {}).get("entries", []) if lexicon else []
+    rows = [(alias.lower(), e["item"], e["op"]) for e in entries for alias in [e["term"], *e.get("aliases", [])]]
+    return tuple(sorted(rows, key=lambda r: len(r[0]), reverse=True))
+
+
+def _criterion_item(text: str, op: str) -> str:
+    """"any hypoglycemia (<70)?": with a number written, the finding is a threshold on its item (glucose < 70)."""
+    for phrase, item, direction in _criteria():
+        if op.startswith(direction) and (m := re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text)):
+            return text[: m.start()] + item + text[m.end() :]
+    return text
 
 
 def _lexicon() -> Any:

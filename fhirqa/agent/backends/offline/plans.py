@@ -85,16 +85,37 @@ def find_records(pq: ParsedQuestion, views: list[str] | None = None, entity: str
             pq.notes.append("ambiguous")
             return view, result
         if result.get("count") and not fuzzy:
-            return view, result
+            return view, (yield from given_doses(pq, view, result))
         # A spelling-level match counts only in a view the question pointed at ("nitroglycerin" must not
         # become "Triglycerides" because the medication list lacks it), and only when nothing matches exactly.
         if fuzzy and fallback is None and (view in pq.hinted or not pq.hinted) and (result.get("count") or result.get("ambiguous")):
             fallback = (view, result)
         candidates.extend(c for c in result.get("candidates", []) if c not in candidates)
     if fallback is not None:
-        return fallback
+        return fallback[0], (yield from given_doses(pq, *fallback))
     pq.notes.append("candidates: " + "; ".join(candidates[:5]))
     return None
+
+
+# Administrations charted but not given: a dose "not-done", "entered-in-error" or "stopped" was not received.
+NOT_GIVEN = ("not-done", "entered-in-error", "stopped")
+
+
+def given_doses(pq: ParsedQuestion, view: str, result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+    """For a "given / received / doses" question, a drug's administrations that were given (when it has any)."""
+    if pq.med_kind != "administration" or view != "medication" or result.get("ambiguous") or not result.get("handle"):
+        return result
+    handle, count = result["handle"], result.get("count")
+    admin = yield ("filter_by_value", {"records": handle, "op": "==", "value": "administration", "field": "kind"})
+    if not admin.get("count"):
+        return result  # no administrations charted for it: the orders are all the record says
+    handle, count = admin["handle"], admin["count"]
+    for status in NOT_GIVEN:
+        undone = yield ("filter_by_value", {"records": handle, "op": "==", "value": status, "field": "status"})
+        if undone.get("count"):
+            given = yield ("filter_by_value", {"records": handle, "op": "!=", "value": status, "field": "status"})
+            handle, count = given.get("handle") or handle, given.get("count", 0)
+    return {**result, "handle": handle, "count": count}
 
 
 def _applies(name: str, view: str) -> bool:
@@ -325,8 +346,8 @@ def note_visit(pq: ParsedQuestion) -> tuple[dict[str, Any], bool, str] | None:
         return None
     field = spec["field"]
     text = pq.text.lower()
-    if field == "medications" and pq.med_kind == "administration" and not _NOTE_WORDS.search(text):
-        return None  # "how much heparin was given on Nov 29?" is a sum of administrations
+    if pq.med_kind == "administration" and field in ("medications", "plan", "mention") and not _NOTE_WORDS.search(text):
+        return None  # "how much heparin was given on Nov 29?", "any APAP given yesterday?": the administrations say
     window = pq.window
     if window is not None and window.label.startswith("since") and _DAY_FROM.search(text) and pq.now is not None:
         from fhirqa.agent.backends.offline.timephrases import find_window
@@ -558,6 +579,12 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
         return
     pointed = [v for v in pq.views if v in pq.hinted or v in pq.lexicon_views]
     located = located or (yield from find_records(pq, views=pointed or None))
+    if located is None and pq.med_kind == "administration":
+        charted = yield ("get_resources", {"view": "medication", "kind": "administration"})
+        if charted.get("count"):  # a chart of what was given that does not hold it: a plan line in a note is no dose
+            yield final([False], f"No: no administration of '{pq.entity}' is charted"
+                        f"{(' ' + pq.window.label) if pq.window else ''} ({charted['count']} administrations of other drugs are).")
+            return
     if located is None:
         from_notes = yield from notes_answer(pq)
         if from_notes is not None:
@@ -751,7 +778,7 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
 
 def _administered_per_day(pq: ParsedQuestion, handle: str) -> Plan:
     """Daily totals of what was given: over a limit on any day, the peak day, one day's total, or the latest day."""
-    for status in ("not-done", "entered-in-error"):
+    for status in NOT_GIVEN:
         # a dose charted as not given (or in error) was not given
         undone = yield ("filter_by_value", {"records": handle, "op": "==", "value": status, "field": "status"})
         if undone.get("count"):

@@ -37,6 +37,8 @@ DATE = (
     rf"|(?P<md>{_MONTH})\.? (?P<md_d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d,.:/]|\s*(?:mg|mcg|g|units?|ml|%|am|pm|h|hrs?)\b)"
     rf"|(?P<dm_d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<dm>{_MONTH})\b\.?(?!,? (?:of )?(?:\d|'))"
     r"|(?P<ym>\d{4}-\d{1,2})(?!\d|-)"
+    r"|(?:(?<=on )|(?<=of )|(?<=for )|(?<=since )|(?<=from )|(?<=before )|(?<=after )|(?<=until )|(?<=and )|(?<=to )|(?<=thru )|(?<=between ))"
+    r"(?P<mdn>1[0-2]|0?[1-9])/(?P<mdn_d>3[01]|[12]\d|0?[1-9])(?![\d/.])"  # "on 6/23": month/day, no year
     r"|(?P<y>(?:19|20)\d{2}(?!\d|,\d)(?!\s*(?:mg|mcg|g|kg|units?|iu|ml|meq|mmol)\b)|'\d{2}))"
 )
 
@@ -102,10 +104,11 @@ def _span(groups: dict[str, str | None]) -> DateSpan | None:
         if groups.get("dmy"):
             day = date(_year(groups["dmy_y"]), _MONTHS[groups["dmy"][:3]], int(groups["dmy_d"]))  # type: ignore[index,arg-type]
             return DateSpan(_day_start(day), _day_end(day))
-        if groups.get("md") or groups.get("dm"):
-            # "Nov 29", "29th of November": the latest such day up to the question's day
-            month = _MONTHS[(groups.get("md") or groups.get("dm") or "")[:3]]
-            number = int(groups.get("md_d") or groups.get("dm_d") or 0)
+        if groups.get("md") or groups.get("dm") or groups.get("mdn"):
+            # "Nov 29", "29th of November", "11/29": the latest such day up to the question's day
+            named = groups.get("md") or groups.get("dm")
+            month = _MONTHS[named[:3]] if named else int(groups["mdn"] or 0)
+            number = int(groups.get("md_d") or groups.get("dm_d") or groups.get("mdn_d") or 0)
             today = _NOW_DAY[-1] if _NOW_DAY else datetime.now(UTC).date()
             day = date(today.year, month, number)
             if day > today:
