@@ -138,6 +138,13 @@ def ask_field(question: str, entity: str | None = None) -> dict[str, Any] | None
     A lab or vital named without a word for mentioning ("K at the 10/08/2014 visit?") asks for a value, not
     whether the note mentions it.
     """
+    # The offline backend replays its plan once per tool call: the same question is asked here many times.
+    found = _ask_field(question, entity)
+    return dict(found) if found is not None else None
+
+
+@lru_cache(maxsize=4096)
+def _ask_field(question: str, entity: str | None) -> dict[str, Any] | None:
     q = question.lower()
     for spec in config()["fields"]:
         if not any(re.search(p, q) for p in spec["asks"]) or any(re.search(p, q) for p in spec.get("not_asks", [])):
