@@ -2,8 +2,8 @@
 
 Three steps, all driven by data (``lexicon/note_sections.json``):
 
-1. **Anchoring** (:func:`anchored`): the notes of a named day (the note whose UTC day it is, else the closest
-   within 14 hours, the way a late-evening local note is dated), of an encounter kind in a window ("the ED visit
+1. **Anchoring** (:func:`anchored`): the notes of a named day (the notes whose written day it is: the date the
+   note's own header states, ``Date: 11/8/2024 21:21``, else its UTC day; else the closest within 14 hours), of an encounter kind in a window ("the ED visit
    in 2016"), or the latest / first note.
 2. **Field**: the first field whose question cues match (chief complaint, assessment, allergies, medications,
    insurance, marital status, smoking, quit-smoking age, age, plan item, mention).
@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -82,6 +82,28 @@ def _aliases() -> dict[str, tuple[str, ...]]:
 
 
 # -- anchoring -------------------------------------------------------------------------------------------------
+_WRITTEN = re.compile(r"^\s*(?:date(?:\s+of\s+service)?|dos|service date)\s*:\s*(?:(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})"
+                      r"|(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2}))", re.I | re.M)
+
+
+def written_day(note: Note) -> date | None:
+    """The day a note says it was written (a ``Date:`` line in its first lines, local time); None without one."""
+    m = _WRITTEN.search("\n".join(note.text.splitlines()[:6]))
+    if m is None:
+        return None
+    try:
+        if m["y"]:
+            return date(int(m["y"]), int(m["m"]), int(m["d"]))
+        return date(int(m["iy"]), int(m["im"]), int(m["id"]))
+    except ValueError:
+        return None
+
+
+def note_day(note: Note) -> date | None:
+    """The note's day: the day it states it was written, else its UTC day."""
+    return written_day(note) or (note.time.date() if note.time else None)
+
+
 def anchored(notes: list[Note], start: datetime | None = None, end: datetime | None = None, which: str | None = None,
              encounter_class: str | None = None) -> list[Note]:
     """The notes a question is anchored to (see the module docstring); [] when none is in scope."""
@@ -91,7 +113,7 @@ def anchored(notes: list[Note], start: datetime | None = None, end: datetime | N
         typed = [n for n in timed if any(k in (n.note_type or "").lower() for k in kinds)]
         timed = typed
     if start is not None and end is not None and end - start <= timedelta(days=2):
-        exact = [n for n in timed if start <= n.time <= end]  # type: ignore[operator]
+        exact = [n for n in timed if start.date() <= note_day(n) <= end.date()]  # type: ignore[operator]
         if exact:
             return exact
         noon = start + (end - start) / 2

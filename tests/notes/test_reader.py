@@ -130,3 +130,16 @@ def test_a_lab_named_at_a_visit_asks_for_a_value_not_a_mention():
     assert ask_field("K at the 10/08/2014 visit?", "K") is None
     assert ask_field("SpO2 value in the note from 12/16/1990", "SpO2") is None
     assert ask_field("was BP mentioned in the note?", "BP")["field"] == "mention"
+
+
+def test_a_note_is_dated_by_the_day_its_header_states_not_only_its_utc_day():
+    # written 11/8 21:21 local (-06:00) = 11/9 03:21 UTC; a chest X-ray report falls on 11/8 UTC too
+    hp = _note("ADMISSION HISTORY AND PHYSICAL\nDate: 11/8/2024 21:21    Author: Dr. A\nA/P:\n1. Cellulitis",
+               datetime(2024, 11, 9, 3, 21, tzinfo=UTC), ref="hp")
+    xr = _note("CHEST X-RAY\nImpression: no acute process", datetime(2024, 11, 8, 14, tzinfo=UTC), "Radiology", "xr")
+    pn = _note("HOSPITALIST PROGRESS NOTE\nDate: 2024-11-09 10:00\nS: feels better",
+               datetime(2024, 11, 9, 16, tzinfo=UTC), ref="pn")
+    notes = [xr, hp, pn]
+    day = (datetime(2024, 11, 8, tzinfo=UTC), datetime(2024, 11, 8, 23, 59, tzinfo=UTC))
+    assert anchored(notes, *day) == [xr, hp]
+    assert anchored(notes, datetime(2024, 11, 9, tzinfo=UTC), datetime(2024, 11, 9, 23, 59, tzinfo=UTC)) == [pn]
