@@ -63,3 +63,43 @@ def test_a_generic_any_x_on_a_day_asks_the_tables_first_then_that_days_note():
         assert call[0] != "final_answer"
         call = steps.send({"ok": True, "count": 0, "candidates": [], "found": False})
     assert call[1]["item"] == "chest pressure" and call[1]["start"].startswith("2020-09-22")
+
+
+def test_a_lab_or_vital_named_at_a_dated_note_is_that_notes_value_or_no_data():
+    name, args = _first_call("hemoglobin per the progress note from 10/15/2022")
+    assert name == "find_in_notes" and args["start"].startswith("2022-10-15") and "item" not in args
+    assert _first_call("Na on admission per the 2022-11-08 H&P?")[0] == "find_in_notes"
+    found = {"ok": True, "found": True, "anchored": True, "kind": "value", "value": 14.6, "unit": None,
+             "quote": "Hgb 14.6", "ref": "DocumentReference/pn", "time": "2022-10-15T16:00:00+00:00",
+             "note_type": "Progress note"}
+    assert _answer("hemoglobin per the progress note from 10/15/2022", found)[1]["answer"] == [14.6]
+    absent = {"ok": True, "found": False, "anchored": True, "note": "that day's note does not state it"}
+    assert _answer("BNP in the 2022-10-15 progress note?", absent)[1]["status"] == "no-data"
+    # yes/no and mention questions about a note keep their readings
+    assert "item" in _first_call("Was lactate mentioned in the 2022-10-15 progress note?")[1]
+
+
+def test_find_in_notes_reads_a_value_from_the_whole_dated_note():
+    from fhirqa.agent.tools.base import ToolContext
+    from fhirqa.agent.tools.note_finding import find_in_notes
+    from fhirqa.notes.sources import Note
+
+    text = ("HOSPITALIST PROGRESS NOTE\nDate: 10/15/2022 10:40\nS: feels better\n"
+            "O: T 37.1, HR 64, BP 113/86, SpO2 94% RA\nLabs: WBC 8.6, Hgb 14.6, K 5.3\nA/P: continue ceftriaxone")
+    note = Note("DocumentReference/pn", "p1", "DocumentReference/pn", text, datetime(2022, 10, 15, 16, tzinfo=UTC),
+                "Progress note")
+
+    class Notes:
+        def notes(self, patient_id):
+            return [note]
+
+        def search(self, *args, **kwargs):
+            return []
+
+    ctx = ToolContext.__new__(ToolContext)
+    ctx.notes, ctx.patient_id, ctx.now, ctx.cite = Notes(), "p1", NOW, lambda evidence: None
+    day = {"start": "2022-10-15T00:00:00+00:00", "end": "2022-10-15T23:59:59+00:00"}
+    assert find_in_notes(ctx, "hemoglobin per the progress note from 10/15", **day)["value"] == 14.6
+    assert find_in_notes(ctx, "HR in the 10/15 progress note?", **day)["value"] == 64
+    missing = find_in_notes(ctx, "BNP in the 10/15 progress note?", **day)
+    assert missing["found"] is False and missing["anchored"] is True

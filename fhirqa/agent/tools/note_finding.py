@@ -8,6 +8,7 @@ traceable as one from the tables.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,7 +35,10 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
 
     low, high = _bound(start, end=False), _bound(end, end=True)
     high = min(high, ctx.now) if high else ctx.now
-    if (which or encounter_class or (low and high - low <= timedelta(days=2))) and callable(getattr(notes, "notes", None)):
+    one_day = bool(low and high - low <= timedelta(days=2))
+    if one_day and callable(getattr(notes, "notes", None)) and value_at_note(question):
+        return _value_at_note(ctx, notes, question, low, high)  # type: ignore[arg-type]
+    if (which or encounter_class or one_day) and callable(getattr(notes, "notes", None)):
         read = _read_visit(ctx, notes, question, low, high, which, encounter_class, item)
         if read is not None:
             return read
@@ -49,6 +53,50 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
     return {"ok": True, "found": True, "kind": finding.kind, "target": finding.target, "value": finding.value,
             "unit": finding.unit, "negated": finding.negated, "quote": finding.sentence, "ref": finding.ref,
             "time": moment, "note_type": finding.note_type}
+
+
+# A note named by its kind: a value asked "per the H&P" / "in the progress note" is read from that note itself.
+NOTE_NAMED = re.compile(r"\b(?:h&p|history and physical|progress note|hospitalist(?: note)?|discharge summary|"
+                        r"dc summary|(?:ed|provider|admission|clinic) note)\b", re.I)
+_MENTION = re.compile(r"\b(?:mention\w*|documented|noted|anything about|any|yes or no)\b")
+
+
+def value_at_note(question: str) -> bool:
+    """True when the question asks for a lab or vital value as a named (dated) note states it."""
+    from fhirqa.notes.extract import parse_target
+    from fhirqa.notes.reader import _is_value_item
+
+    if not NOTE_NAMED.search(question):
+        return False
+    q = question.lower()
+    if re.match(r"\s*(?:was|were|is|are|did|does|do|has|had)\b", q) or (
+            _MENTION.search(q) and not re.match(r"\s*(?:what|which|how)\b", q)):
+        return False  # "Was lactate mentioned in the H&P?", "Was repeat BMP part of the follow-up…?" ask yes/no
+    target = parse_target(NOTE_NAMED.sub(" ", question))
+    return target is not None and target.kind == "value" and any(_is_value_item(n.lower()) for n in target.names)
+
+
+def _value_at_note(ctx: ToolContext, notes: Any, question: str, low: datetime, high: datetime) -> dict[str, Any]:
+    """The value read from the whole text of the day's note(s); found=false (anchored) when they do not state it."""
+    from fhirqa.notes import reader
+    from fhirqa.notes.extract import answer_from_notes
+    from fhirqa.notes.index import Hit
+
+    visit = [n for n in reader.anchored(notes.notes(ctx.patient_id), low, high) if n.time is None or n.time <= ctx.now]
+    if not visit:
+        return {"ok": True, "found": False, "note": "no note of that day"}
+    hits = [Hit(text=n.text, ref=n.ref, note_id=n.note_id, chunk_id=n.note_id, date=n.date, time=n.time,
+                note_type=n.note_type, section="", score=1.0, patient_id=n.patient_id) for n in visit]
+    finding = answer_from_notes(question, hits)
+    if finding is None:
+        return {"ok": True, "found": False, "anchored": True, "notes_in_scope": len(visit),
+                "note": "that day's note does not state it"}
+    moment = finding.time.isoformat() if finding.time else (finding.date or None)
+    ctx.cite(Evidence(ref=finding.ref, field="note.text", value=finding.sentence, time=moment,
+                      label=finding.note_type, unit=finding.unit))
+    return {"ok": True, "found": True, "anchored": True, "kind": finding.kind, "target": finding.target,
+            "value": finding.value, "unit": finding.unit, "negated": finding.negated, "quote": finding.sentence,
+            "ref": finding.ref, "time": moment, "note_type": finding.note_type}
 
 
 def _read_visit(ctx: ToolContext, notes: Any, question: str, low: datetime | None, high: datetime,

@@ -305,6 +305,17 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
 def plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
     planner = _PLANS.get(pq.intent, plan_value)
+    at_note = note_value(pq)
+    if at_note is not None:  # "K per the 11/8/2024 H&P?": that note's value, no-data when it does not state it
+        found = yield ("find_in_notes", at_note)
+        if found.get("found"):
+            where = f"{found.get('note_type') or 'note'} of {_day(found.get('time'))}"
+            yield final([found["value"]], f"{found['value']}, per the {where}: \"{found.get('quote')}\"",
+                        unit=found.get("unit"))
+            return
+        if found.get("anchored"):
+            yield final([], f"Not stated in that day's note ({found.get('note')}).", status="no-data")
+            return
     visit = note_visit(pq)
     if visit is None:
         yield from planner(pq)
@@ -329,6 +340,24 @@ _NOTE_WORDS = re.compile(r"\b(?:notes?|per the|hpi|social hx|social history|ment
                          r"c/o|complain\w*|listed|med list|yes or no)\b")
 _COMPUTED = frozenset({"count", "aggregate", "daily_dose", "after_drug", "change", "trend", "threshold", "time_since"})
 _DAY_FROM = re.compile(r"\b(note|visit|encounter)\s+from\s+(?=\d|[a-z]{3})")
+
+
+def note_value(pq: ParsedQuestion) -> dict[str, Any] | None:
+    """``find_in_notes`` arguments when a lab or vital is asked as one dated note (H&P, progress note…) states it."""
+    from fhirqa.agent.tools.note_finding import value_at_note
+
+    if pq.intent in _COMPUTED or not value_at_note(pq.text):
+        return None
+    window = pq.window
+    text = pq.text.lower()
+    if window is not None and window.label.startswith("since") and _DAY_FROM.search(text) and pq.now is not None:
+        from fhirqa.agent.backends.offline.timephrases import find_window
+
+        day = find_window(_DAY_FROM.sub(lambda m: f"{m[1]} on ", text), pq.now)
+        window = day.window if day else window
+    if window is None or window.start is None or window.end is None or window.end - window.start > timedelta(days=2):
+        return None
+    return {"question": pq.text, "start": _iso(window.start), "end": _iso(window.end)}
 
 
 def note_visit(pq: ParsedQuestion) -> tuple[dict[str, Any], bool, str] | None:
