@@ -103,3 +103,28 @@ def test_find_in_notes_reads_a_value_from_the_whole_dated_note():
     assert find_in_notes(ctx, "HR in the 10/15 progress note?", **day)["value"] == 64
     missing = find_in_notes(ctx, "BNP in the 10/15 progress note?", **day)
     assert missing["found"] is False and missing["anchored"] is True
+
+
+def test_a_dose_asked_at_a_dated_note_is_the_strength_as_that_note_writes_it():
+    from fhirqa.agent.tools.base import ToolContext
+    from fhirqa.agent.tools.note_finding import find_in_notes
+    from fhirqa.notes.sources import Note
+
+    text = ("ADMISSION HISTORY AND PHYSICAL\nDate: 1/4/2022 17:39\nA/P:\n1. CAP - Start vancomycin 1,000 mg IV q12h\n"
+            "2. VTE ppx: heparin 5,000 units SC q8h")
+    note = Note("DocumentReference/hp", "p1", "DocumentReference/hp", text, datetime(2022, 1, 4, 23, 39, tzinfo=UTC),
+                "History and physical")
+
+    class Notes:
+        def notes(self, patient_id):
+            return [note]
+
+        def search(self, *args, **kwargs):
+            return []
+
+    assert _first_call("heparin dose for VTE ppx in the Jan 4, 2022 H&P?")[0] == "find_in_notes"
+    ctx = ToolContext.__new__(ToolContext)
+    ctx.notes, ctx.patient_id, ctx.now, ctx.cite = Notes(), "p1", NOW, lambda evidence: None
+    day = {"start": "2022-01-04T00:00:00+00:00", "end": "2022-01-04T23:59:59+00:00"}
+    assert find_in_notes(ctx, "heparin dose for VTE ppx in the Jan 4, 2022 H&P?", **day)["value"] == "5,000 units"
+    assert find_in_notes(ctx, "What vanc dose was started per the Jan 4, 2022 H&P?", **day)["value"] == "1,000 mg"

@@ -57,12 +57,12 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
 
 # A note named by its kind: a value asked "per the H&P" / "in the progress note" is read from that note itself.
 NOTE_NAMED = re.compile(r"\b(?:h&p|history and physical|progress note|hospitalist(?: note)?|discharge summary|"
-                        r"dc summary|(?:ed|provider|admission|clinic) note)\b", re.I)
+                        r"dc summary|summary|(?:ed|provider|admission|clinic) note)\b", re.I)
 _MENTION = re.compile(r"\b(?:mention\w*|documented|noted|anything about|any|yes or no)\b")
 
 
 def value_at_note(question: str) -> bool:
-    """True when the question asks for a lab or vital value as a named (dated) note states it."""
+    """True when the question asks for a lab or vital value, or a dose, as a named (dated) note states it."""
     from fhirqa.notes.extract import parse_target
     from fhirqa.notes.reader import _is_value_item
 
@@ -73,6 +73,8 @@ def value_at_note(question: str) -> bool:
             _MENTION.search(q) and not re.match(r"\s*(?:what|which|how)\b", q)):
         return False  # "Was lactate mentioned in the H&P?", "Was repeat BMP part of the follow-up…?" ask yes/no
     target = parse_target(NOTE_NAMED.sub(" ", question))
+    if target is not None and target.kind == "dose":
+        return True  # "heparin dose for VTE ppx in the Jan 4, 2025 H&P?": the strength as that note writes it
     return target is not None and target.kind == "value" and any(_is_value_item(n.lower()) for n in target.names)
 
 
