@@ -33,6 +33,9 @@ _TAG = re.compile(r"\s*\((?:disorder|finding|situation|procedure|morphologic abn
                   re.I)
 DAY_SLACK = timedelta(hours=14)
 _MONTHS = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+# month names as written ("feb", "february", "sept"), not words that start like one ("febrile", "marked")
+_MONTH_WORDS = _MONTHS | {"january", "february", "march", "april", "june", "july", "august", "sept", "september",
+                          "october", "november", "december"}
 
 
 @lru_cache(maxsize=1)
@@ -191,11 +194,13 @@ def _is_value_item(item: str) -> bool:
 def item_of(question: str, spec: dict[str, Any], entity: str | None = None) -> str:
     """The thing asked about: the parser's entity (or the question) without cue and anchor words."""
     text = (entity if entity is not None else question).lower()
+    for pattern in config().get("note_kind_phrases", []):  # "in the H&P", "per the progress note": the anchor
+        text = re.sub(pattern, " ", text)
     for pattern in spec["asks"]:
         text = re.sub(pattern, " ", text)
     cues = set(config()["cue_words"].split())
     words = [w for w in re.findall(r"[a-z0-9'][a-z0-9/\-]*", text)
-             if w not in cues and not re.search(r"\d", w) and w[:3] not in _MONTHS]
+             if w not in cues and not re.search(r"\d", w) and w not in _MONTH_WORDS]
     return " ".join(words).strip()
 
 

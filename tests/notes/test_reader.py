@@ -143,3 +143,19 @@ def test_a_note_is_dated_by_the_day_its_header_states_not_only_its_utc_day():
     day = (datetime(2024, 11, 8, tzinfo=UTC), datetime(2024, 11, 8, 23, 59, tzinfo=UTC))
     assert anchored(notes, *day) == [xr, hp]
     assert anchored(notes, datetime(2024, 11, 9, tzinfo=UTC), datetime(2024, 11, 9, 23, 59, tzinfo=UTC)) == [pn]
+
+
+def test_a_mention_at_a_named_note_kind_matches_the_term_not_the_note_kind_words():
+    from fhirqa.notes.reader import item_of
+
+    spec = ask_field("ceftriaxone documented in the progress note from Jan 6, 2025?")
+    assert item_of("ceftriaxone documented in the progress note from Jan 6, 2025?", spec) == "ceftriaxone"
+    assert item_of("x", spec, "ceftriaxone progress") == "ceftriaxone"  # the parser's entity
+    assert item_of("Was heparin mentioned in the 2024-11-22 H&P?", spec) == "heparin"
+    assert item_of("x", spec, "febrile overnight progress") == "febrile overnight"  # "feb…" is not a month
+    note = ("HOSPITALIST PROGRESS NOTE\nDate: 1/6/2025 10:56\nS: Afebrile overnight.\n"
+            "Inpatient meds: ceftriaxone 1 g IV q24h; heparin 5,000 units SC q8h.")
+    assert _ask("ceftriaxone documented in the progress note from Jan 6, 2025?", note).value == [True]
+    assert _ask("anything about acetaminophen in the 1/6/2025 progress note?", note).value == [False]
+    assert _ask("Febrile overnight per the 2025-01-06 progress note?", note,
+                item="febrile overnight progress").value == [False]
