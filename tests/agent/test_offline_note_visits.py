@@ -128,3 +128,13 @@ def test_a_dose_asked_at_a_dated_note_is_the_strength_as_that_note_writes_it():
     day = {"start": "2022-01-04T00:00:00+00:00", "end": "2022-01-04T23:59:59+00:00"}
     assert find_in_notes(ctx, "heparin dose for VTE ppx in the Jan 4, 2022 H&P?", **day)["value"] == "5,000 units"
     assert find_in_notes(ctx, "What vanc dose was started per the Jan 4, 2022 H&P?", **day)["value"] == "1,000 mg"
+
+
+def test_a_note_kind_from_a_day_anchors_that_day_so_an_absent_term_is_no():
+    name, args = _first_call("BNP documented in the H&P from 2022-10-15?")
+    assert name == "find_in_notes" and args["start"].startswith("2022-10-15") and args["end"].startswith("2022-10-15")
+    args = _first_call("acetaminophen documented in the discharge summary from 10/15/2022?")[1]
+    assert args["start"].startswith("2022-10-15") and args["end"].startswith("2022-10-15")
+    no = {"ok": True, "found": True, "kind": "section", "field": "mention", "answer_kind": "yes_no", "value": [False],
+          "quote": "", "ref": "DocumentReference/hp", "time": "2022-10-15T23:00:00+00:00"}
+    assert _answer("BNP documented in the H&P from 2022-10-15?", no)[1]["answer"] == [False]

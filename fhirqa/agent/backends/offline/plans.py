@@ -339,7 +339,7 @@ def plan(pq: ParsedQuestion) -> Plan:
 _NOTE_WORDS = re.compile(r"\b(?:notes?|per the|hpi|social hx|social history|mention\w*|documented|noted|anything about|"
                          r"c/o|complain\w*|listed|med list|yes or no)\b")
 _COMPUTED = frozenset({"count", "aggregate", "daily_dose", "after_drug", "change", "trend", "threshold", "time_since"})
-_DAY_FROM = re.compile(r"\b(note|visit|encounter)\s+from\s+(?=\d|[a-z]{3})")
+_DAY_FROM = re.compile(r"\b(note|visit|encounter|h&p|summary)\s+from\s+(?=\d|[a-z]{3})")
 
 
 def note_value(pq: ParsedQuestion) -> dict[str, Any] | None:
