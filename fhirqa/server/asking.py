@@ -11,7 +11,6 @@ computation. ``Cache-Control: no-cache`` bypasses the cache.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import threading
 import time
@@ -77,41 +76,30 @@ def _plan(text: str | None) -> dict[str, Any]:
 
 
 class GenerationWatch:
-    """The store's current generation, re-reading the manifest only when its file changed.
+    """The store's current generation, asked several times per request.
 
-    A commit replaces ``manifest.json`` with ``os.replace`` (a new inode), so one ``stat`` tells whether
-    to parse it again: a hot path that asks "which generation?" several times per request. A ``stat``
-    younger than ``fresh_s`` is reused (a commit that lands within those milliseconds raced the request
-    anyway); :meth:`changed` makes an ingest by this server visible at once.
+    :attr:`Store.manifest` already re-parses ``manifest.json`` only when a ``stat`` says it changed; this adds
+    reuse of the last answer for ``fresh_s`` (a commit that lands within those milliseconds raced the request
+    anyway), so a request's checks share one ``stat``. :meth:`changed` makes an ingest by this server
+    visible at once.
     """
 
     def __init__(self, store: Store, fresh_s: float = 0.005) -> None:
         self.store = store
         self.fresh_s = fresh_s
-        self._seen: tuple[int, int, int] | None = None
         self._generation = 0
         self._checked = -1.0
-        self._lock = threading.Lock()
 
     def changed(self) -> None:
-        """Forget the last ``stat``: the next call reads the manifest's state again."""
+        """Forget the last answer: the next call looks at the manifest again."""
         self._checked = -1.0
 
     def current(self) -> int:
         """The generation of the manifest on disk now (0 for a store with none yet)."""
         moment = time.monotonic()
-        if moment - self._checked < self.fresh_s and self._seen is not None:
-            return self._generation
-        try:
-            st = os.stat(self.store.db / "manifest.json")
-        except FileNotFoundError:
-            return 0
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
-        with self._lock:
-            if key != self._seen:
-                self._generation, self._seen = self.store.manifest.generation, key
-            self._checked = moment
-            return self._generation
+        if moment - self._checked >= self.fresh_s:
+            self._generation, self._checked = self.store.manifest.generation, moment
+        return self._generation
 
 
 class PatientIndex:
