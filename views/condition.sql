@@ -8,38 +8,40 @@ births AS (
     WHERE length(birth_date) = 10
     GROUP BY patient_id
 ),
+-- BEGIN code table age_units (generated from views/data/age_units.csv: python -m fhirqa.store.codetables)
+age_units (unit, months, days) AS (
+    VALUES
+        ('a', 12, NULL),
+        ('y', 12, NULL),
+        ('yr', 12, NULL),
+        ('yrs', 12, NULL),
+        ('year', 12, NULL),
+        ('years', 12, NULL),
+        ('mo', 1, NULL),
+        ('month', 1, NULL),
+        ('months', 1, NULL),
+        ('wk', NULL, 7),
+        ('week', NULL, 7),
+        ('weeks', NULL, 7),
+        ('d', NULL, 1),
+        ('day', NULL, 1),
+        ('days', NULL, 1)
+),
+-- END code table age_units
 ages AS (
+    -- an Age in UCUM units (a, mo, wk, d) or common unit words: years and months as months, weeks and days as days
     SELECT
         c.*,
         b.birth_date AS patient_birth_date,
-        -- months of an Age in UCUM units (a, mo) or common unit words; weeks/days/hours in days
-        CASE
-            WHEN coalesce(c.onset_age_unit_code, lower(c.onset_age_unit_text)) IN ('a', 'yr', 'yrs', 'y', 'year', 'years')
-            THEN c.onset_age * 12
-            WHEN coalesce(c.onset_age_unit_code, lower(c.onset_age_unit_text)) IN ('mo', 'month', 'months')
-            THEN c.onset_age
-        END AS onset_age_months,
-        CASE
-            WHEN coalesce(c.onset_age_unit_code, lower(c.onset_age_unit_text)) IN ('wk', 'week', 'weeks')
-            THEN c.onset_age * 7
-            WHEN coalesce(c.onset_age_unit_code, lower(c.onset_age_unit_text)) IN ('d', 'day', 'days')
-            THEN c.onset_age
-        END AS onset_age_days,
-        CASE
-            WHEN coalesce(c.abatement_age_unit_code, lower(c.abatement_age_unit_text))
-                IN ('a', 'yr', 'yrs', 'y', 'year', 'years')
-            THEN c.abatement_age * 12
-            WHEN coalesce(c.abatement_age_unit_code, lower(c.abatement_age_unit_text)) IN ('mo', 'month', 'months')
-            THEN c.abatement_age
-        END AS abatement_age_months,
-        CASE
-            WHEN coalesce(c.abatement_age_unit_code, lower(c.abatement_age_unit_text)) IN ('wk', 'week', 'weeks')
-            THEN c.abatement_age * 7
-            WHEN coalesce(c.abatement_age_unit_code, lower(c.abatement_age_unit_text)) IN ('d', 'day', 'days')
-            THEN c.abatement_age
-        END AS abatement_age_days
+        c.onset_age * onset_unit.months AS onset_age_months,
+        c.onset_age * onset_unit.days AS onset_age_days,
+        c.abatement_age * abatement_unit.months AS abatement_age_months,
+        c.abatement_age * abatement_unit.days AS abatement_age_days
     FROM map_condition AS c
     LEFT JOIN births AS b ON b.patient_id = c.patient_id
+    LEFT JOIN age_units AS onset_unit ON onset_unit.unit = coalesce(c.onset_age_unit_code, lower(c.onset_age_unit_text))
+    LEFT JOIN age_units AS abatement_unit
+        ON abatement_unit.unit = coalesce(c.abatement_age_unit_code, lower(c.abatement_age_unit_text))
 ),
 derived AS (
     SELECT
