@@ -127,6 +127,7 @@ class Rec:
         self.deceased = pat.get("deceasedDateTime")
         self.obs: dict[str, list[tuple]] = {}   # item -> [(dt, value, raw_time, ref, enc_id)]
         self.all_obs_codes: set[str] = set()
+        self.obs_names: set[str] = set()
         self.encs: list[dict] = []
         self.imms: list[tuple] = []   # (dt, raw, name, ref)
         self.meds: list[tuple] = []   # (dt, raw, name, ref, status)
@@ -144,6 +145,7 @@ class Rec:
                 enc = ref_id((r.get("encounter") or {}).get("reference"))
                 codes = [c.get("code") for c in r["code"].get("coding", [])]
                 self.all_obs_codes.update(codes)
+                self.obs_names.add(cc_name(r["code"]))
                 ref = f"Observation/{r['id']}"
                 if r.get("status") in ("entered-in-error", "cancelled"):
                     continue
@@ -365,7 +367,7 @@ def gen_signout(p: Rec) -> list[dict]:
         if any(values_in(p, item, s) for s in robust_start(p.now, n, unit)):
             continue
         reg, w = name_of(item, rng)
-        text = rng.choice(["any {w} in the {r}? if so what was it", "{w} over the {r}?", "what's {h} {w} been in the {r}?"]
+        text = rng.choice(["value of the {w} drawn in the {r}?", "{w} over the {r}?", "what's {h} {w} been in the {r}?"]
                           ).format(w=w, r=rng.choice(phr), h=p.her)
         out.append(q(p, text, "value_in_window", "number", [], "no-data", 0.01, [], f"value_in_window/empty-{key}/{reg}"))
     # thresholds in a window: hyperkalemia etc.
@@ -534,7 +536,7 @@ def gen_pcp(p: Rec) -> list[dict]:
         if len({len(s) for s in sets}) > 1:
             continue
         reg, w = name_of(item, rng)
-        text = rng.choice(["{w} in the {r}? most recent one", "latest {w} over the {r}", "any {w} in the {r}, what was it?"]
+        text = rng.choice(["{w} in the {r}? most recent one", "latest {w} over the {r}", "what was the {w} in the {r}? (latest)"]
                           ).format(w=w, r=rng.choice(phr))
         if not sets[1]:
             out.append(q(p, text, "value_in_window", "number", [], "no-data", 0.01, [], f"value_in_window/empty-{key}/{reg}"))
@@ -717,7 +719,8 @@ DX = {
     "COPD": ("copd", "chronic obstructive"), "CHF": ("heart failure",), "asthma": ("asthma",),
     "hyperlipidemia": ("hyperlipidemia",), "depression": ("depress",), "osteoarthritis": ("osteoarthritis",),
 }
-NEAR = {"diabetes": ("prediabetes", "diabetic", "a1c"), "CKD": ("kidney",), "CHF": ("cardiac", "heart"),
+NEAR = {"spirometry": ("respiratory function", "fev1", "pulmonary function"), "an echo": ("ejection fraction",),
+        "diabetes": ("prediabetes", "diabetic", "a1c"), "CKD": ("kidney",), "CHF": ("cardiac", "heart"),
         "hyperlipidemia": ("lipid", "cholesterol"), "COPD": ("emphysema", "bronchitis"), "HTN": ("blood pressure",)}
 
 
@@ -747,7 +750,7 @@ def gen_existence(p: Rec, everyone: dict[str, set]) -> list[dict]:
                              "answered", 0, refs[:5], f"existence_positive/{kind}/any"))
                 made_pos += 1
             elif (not has_any(names, table[k]) and k in everyone[kind] and made_neg < 1
-                  and not has_any(names + cond_names + proc_names, NEAR.get(k, ("\0",)))):
+                  and not has_any(names + cond_names + proc_names + sorted(p.obs_names), NEAR.get(k, ("\0",)))):
                 text = {"imm": ["has {s} had {k}?", "any {k} on file?"],
                         "proc": ["has {s} ever had {k}?", "{k} ever done?"],
                         "dx": ["hx of {k}?", "{k} on {h} problem list?"]}[kind]
@@ -763,7 +766,7 @@ def gen_existence(p: Rec, everyone: dict[str, set]) -> list[dict]:
         out.append(q(p, text, "existence_negative", "number", [], "no-data", 0.01, [], f"existence_negative/never-{item}/{reg}"))
     elif rng.random() < 0.5:
         lab = rng.choice(ABSENT_LABS)
-        text = rng.choice(["last {l}?", "any {l} on file - value?", "{l} result from {h} last visit?"]).format(l=lab, h=p.her)
+        text = rng.choice(["last {l}?", "{l} value on file?", "{l} result from {h} last visit?"]).format(l=lab, h=p.her)
         out.append(q(p, text, "existence_negative", "number", [], "no-data", 0.01, [], "existence_negative/absent-lab/full"))
     return out
 
