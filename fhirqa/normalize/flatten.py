@@ -6,6 +6,8 @@ resource from the facts, which is how the tests prove nothing is lost.
 
 On the ingest path :meth:`FactColumns.add_checked` does the structural checks of
 :mod:`fhirqa.normalize.validate` in the same walk that emits the facts, so each resource is walked once.
+That walk runs in C when the optional extension is built (:mod:`fhirqa.normalize.native`); the Python
+walks below are its reference implementation and the fallback.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fhirqa.normalize import native
 from fhirqa.normalize.validate import DATE_KEYS, MAX_STRING, REFERENCE_KEYS, check_resource, is_date_time
 
 #: value_type codes stored with each fact.
@@ -30,6 +33,7 @@ _INDEX = tuple(f"[{i}]" for i in range(512))
 _CHECK_STR = DATE_KEYS | REFERENCE_KEYS  # a string here must be a date, or must not be a string at all
 _CHECK_SCALAR = DATE_KEYS | REFERENCE_KEYS | {"reference"}  # a number or boolean here is wrong
 _CHECK_NULL = REFERENCE_KEYS | {"reference"}  # null here is wrong
+_RULES = (_CHECK_STR, REFERENCE_KEYS, _CHECK_SCALAR, _CHECK_NULL)  # as the C walk takes them
 
 
 class _Notice(Exception):
@@ -39,30 +43,45 @@ class _Notice(Exception):
 class FactColumns:
     """Column-wise buffers of facts (patient, type, id, path, value_type, value, number, seq), ready for Arrow.
 
-    The walk appends only what differs per fact (path, type code, value, number); patient, type, id and
+    The walk appends only what differs per fact (path, type code, value, number): into the C walk's
+    buffers when it is built (no Python object per fact), else into Python lists. Patient, type, id and
     seq are kept once per resource with its fact count and repeated by Arrow, not by Python.
     """
 
-    __slots__ = ("_counts", "_ids", "_patients", "_seqs", "_types", "number", "path", "value", "value_code")
+    __slots__ = ("_counts", "_ids", "_lists", "_patients", "_seqs", "_sink", "_types")
 
-    def __init__(self) -> None:
-        self.path: list[str] = []
-        self.value_code: list[int] = []
-        self.value: list[str | None] = []
-        self.number: list[float | None] = []
+    def __init__(self, *, use_native: bool | None = None) -> None:
+        walk = native.WALK if use_native is None or use_native else None
+        if use_native and walk is None:
+            raise RuntimeError("the C walks are not built (or FHIRQA_PURE_PYTHON is set)")
+        self._sink: Any = walk.FactSink() if walk is not None else None
+        # path, type code, value, number: the Python walk's columns (unused when the C walk runs)
+        self._lists: tuple[list[str], list[int], list[str | None], list[float | None]] = ([], [], [], [])
         self._patients: list[str | None] = []
         self._types: list[str] = []
         self._ids: list[str] = []
         self._seqs: list[int] = []
         self._counts: list[int] = []
 
+    @property
+    def native(self) -> bool:
+        """True when the C walk fills these columns."""
+        return self._sink is not None
+
     def __len__(self) -> int:
-        return len(self.path)
+        return len(self._sink) if self._sink is not None else len(self._lists[0])
+
+    def _emit(self, resource: dict[str, Any]) -> None:
+        if self._sink is not None:
+            self._sink.emit(resource)
+        else:
+            paths, codes, values, numbers = self._lists
+            _emit_dict(resource, "", paths.append, codes.append, values.append, numbers.append)
 
     def add_resource(self, resource: dict[str, Any], patient_id: str | None, seq: int = 0) -> None:
         """Append the facts of one resource (no checks)."""
-        before = len(self.path)
-        _emit_dict(resource, "", self.path.append, self.value_code.append, self.value.append, self.number.append)
+        before = len(self)
+        self._emit(resource)
         self._close(resource["resourceType"], resource["id"], patient_id, seq, before)
 
     def add_checked(
@@ -74,33 +93,80 @@ class FactColumns:
         ``long_strings=False`` says the caller knows no string can exceed ``max_string`` (its serialized
         form is shorter), which spares a length test per string.
         """
-        paths = self.path
-        before = len(paths)
-        try:
-            if long_strings:
-                check_resource(resource, max_string)
-                _emit_dict(resource, "", paths.append, self.value_code.append, self.value.append, self.number.append)
-            else:
-                _scan_dict(resource, "", paths.append, self.value_code.append, self.value.append, self.number.append)
-        except _Notice:
-            self._truncate(before)
-            check_resource(resource, max_string)  # raises InvalidResource naming the field
-            _emit_dict(resource, "", paths.append, self.value_code.append, self.value.append, self.number.append)
+        before = len(self)
+        if long_strings:
+            check_resource(resource, max_string)
+            self._emit(resource)
+        elif self._sink is not None:
+            if not self._sink.scan(resource, *_RULES):  # noticed a field the checks must judge
+                check_resource(resource, max_string)  # raises InvalidResource naming the field
+                self._sink.emit(resource)
+        else:
+            paths, codes, values, numbers = self._lists
+            try:
+                _scan_dict(resource, "", paths.append, codes.append, values.append, numbers.append)
+            except _Notice:
+                self._truncate(before)
+                check_resource(resource, max_string)  # raises InvalidResource naming the field
+                _emit_dict(resource, "", paths.append, codes.append, values.append, numbers.append)
         self._close(resource["resourceType"], resource["id"], patient_id, seq, before)
 
     def _truncate(self, size: int) -> None:
-        del self.path[size:], self.value_code[size:], self.value[size:], self.number[size:]
+        if self._sink is not None:
+            self._sink.truncate(size)
+        else:
+            for column in self._lists:
+                del column[size:]
 
     def _close(self, rtype: str, rid: str, patient_id: str | None, seq: int, before: int) -> None:
         self._patients.append(patient_id)
         self._types.append(rtype)
         self._ids.append(rid)
         self._seqs.append(seq)
-        self._counts.append(len(self.path) - before)
+        self._counts.append(len(self) - before)
 
-    # Per-fact views of the per-resource columns (tests and debugging; Arrow does not use them).
+    def _fact_arrays(self) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
+        """path, type code (int8), value and number as Arrow arrays."""
+        if self._sink is None:
+            paths, codes, values, numbers = self._lists
+            return (pa.array(paths, pa.string()), pa.array(codes, pa.int8()), pa.array(values, pa.string()),
+                    pa.array(numbers, pa.float64()))
+        rows, path_offsets, path_data, codes, value_valid, value_offsets, value_data, number_valid, numbers = (
+            self._sink.export()
+        )
+        buffer = pa.py_buffer
+        return (
+            pa.Array.from_buffers(pa.large_string(), rows, [None, buffer(path_offsets), buffer(path_data)])
+            .cast(pa.string()),
+            pa.Array.from_buffers(pa.int8(), rows, [None, buffer(codes)]),
+            pa.Array.from_buffers(pa.large_string(), rows, [buffer(value_valid), buffer(value_offsets),
+                                                            buffer(value_data)]).cast(pa.string()),
+            pa.Array.from_buffers(pa.float64(), rows, [buffer(number_valid), buffer(numbers)]),
+        )
+
+    # Per-fact views (tests and debugging; the store reads :meth:`to_arrow`).
     def _repeat(self, column: list) -> list:
         return [value for value, count in zip(column, self._counts, strict=True) for _ in range(count)]
+
+    @property
+    def path(self) -> list[str]:
+        """Path of each fact."""
+        return self._lists[0] if self._sink is None else self._fact_arrays()[0].to_pylist()
+
+    @property
+    def value_code(self) -> list[int]:
+        """Type code of each fact (index into :data:`VALUE_TYPES`)."""
+        return self._lists[1] if self._sink is None else self._fact_arrays()[1].to_pylist()
+
+    @property
+    def value(self) -> list[str | None]:
+        """Value of each fact as text (``None`` for JSON null)."""
+        return self._lists[2] if self._sink is None else self._fact_arrays()[2].to_pylist()
+
+    @property
+    def number(self) -> list[float | None]:
+        """Numeric value of each number fact."""
+        return self._lists[3] if self._sink is None else self._fact_arrays()[3].to_pylist()
 
     @property
     def patient_id(self) -> list[str | None]:
@@ -131,15 +197,16 @@ class FactColumns:
             values = pa.array([column[i] for i in keep], arrow_type)
             return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, values))
 
+        paths, codes, values, numbers = self._fact_arrays()
         return pa.Table.from_arrays(
             [
                 repeat(self._patients, pa.string()),
                 repeat(self._types, pa.string()),
                 repeat(self._ids, pa.string()),
-                pa.array(self.path, pa.string()),
-                _VALUE_TYPES.take(pa.array(self.value_code, pa.int8())),
-                pa.array(self.value, pa.string()),
-                pa.array(self.number, pa.float64()),
+                paths,
+                _VALUE_TYPES.take(codes),
+                values,
+                numbers,
                 repeat(self._seqs, pa.int64()),
             ],
             schema=schema,

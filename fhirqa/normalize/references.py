@@ -15,6 +15,8 @@ from functools import lru_cache
 from importlib import resources as _resources
 from typing import Any
 
+from fhirqa.normalize import native
+
 _ABSOLUTE = re.compile(r"^(?:https?://[^?#]*/)?([A-Z][A-Za-z]+)/([A-Za-z0-9\-.]{1,64})(?:/_history/[^/]+)?$")
 _LOCAL = ("#", "urn:")
 
@@ -60,7 +62,21 @@ def rewrite_references(node: Any, full_urls: Mapping[str, str], dangling: list[s
 
 
 def _rewrite_fast(node: Any, full_urls: Mapping[str, str]) -> bool:
-    """Rewrite without tracking paths; True when a bundle-local reference was left dangling."""
+    """Rewrite without tracking paths; True when a bundle-local reference was left dangling.
+
+    The C walk does the common case (plain dicts and lists); it hands anything else back, and the Python
+    walk below (its reference implementation) redoes the whole node, which is idempotent.
+    """
+    walk = native.WALK
+    if walk is not None and type(full_urls) is dict:
+        dangles = walk.rewrite_references(node, full_urls, relative_reference)
+        if dangles is not None:
+            return bool(dangles)
+    return _rewrite_python(node, full_urls)
+
+
+def _rewrite_python(node: Any, full_urls: Mapping[str, str]) -> bool:
+    """The Python rewrite: an explicit stack, no path strings."""
     dict_, list_, str_ = dict, list, str
     get = full_urls.get
     dangles = False

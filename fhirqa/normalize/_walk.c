@@ -1,0 +1,807 @@
+/*
+ * The two walks every ingested resource goes through, in C: the reference rewrite and the checked
+ * flatten that emits its facts. Each is the exact twin of a Python reference implementation
+ * (``references._rewrite_fast``, ``flatten._scan_dict``/``_emit_dict``) and the tests hold them equal.
+ *
+ * Why C: both walks touch every node of every resource, and in Python they were half of the ingest
+ * time. Here the facts go straight into column buffers that Arrow wraps without a Python object per
+ * fact. Anything unusual (a subclass of dict, a number beyond 64 bits, a field a check must judge) is
+ * not decided here: the walk says so and the caller runs the Python implementation, which names the
+ * problem. The module is optional; without a compiler fhirqa runs the Python walks.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- growable byte buffers */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+} Buf;
+
+static int
+buf_reserve(Buf *b, Py_ssize_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + extra) {
+        if (cap > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap *= 2;
+    }
+    char *data = PyMem_Realloc(b->data, (size_t)cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int
+buf_put(Buf *b, const void *src, Py_ssize_t n)
+{
+    if (buf_reserve(b, n) < 0)
+        return -1;
+    memcpy(b->data + b->len, src, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+static void
+buf_free(Buf *b)
+{
+    PyMem_Free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ---------------------------------------------------------------- the fact sink */
+
+/* value_type codes, as flatten.VALUE_TYPES orders them */
+enum { CODE_STRING = 0, CODE_NUMBER = 1, CODE_BOOLEAN = 2, CODE_NULL = 3 };
+
+typedef struct {
+    PyObject_HEAD
+    Buf path_data;
+    Buf path_offsets;  /* int64, rows + 1 */
+    Buf codes;         /* int8 */
+    Buf value_data;
+    Buf value_offsets; /* int64, rows + 1 */
+    Buf value_valid;   /* one byte per row; packed into a bitmap on export */
+    Buf numbers;       /* float64 */
+    Buf number_valid;  /* one byte per row */
+    Py_ssize_t rows;
+    Buf path;          /* the path of the node being walked */
+} FactSink;
+
+static int
+sink_init_buffers(FactSink *s)
+{
+    int64_t zero = 0;
+    s->rows = 0;
+    s->path_data.len = s->path_offsets.len = s->codes.len = s->value_data.len = 0;
+    s->value_offsets.len = s->value_valid.len = s->numbers.len = s->number_valid.len = 0;
+    s->path.len = 0;
+    if (buf_put(&s->path_offsets, &zero, 8) < 0 || buf_put(&s->value_offsets, &zero, 8) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+FactSink_init(FactSink *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, ":FactSink", kwlist))
+        return -1;
+    return sink_init_buffers(self);
+}
+
+static void
+FactSink_dealloc(FactSink *self)
+{
+    buf_free(&self->path_data);
+    buf_free(&self->path_offsets);
+    buf_free(&self->codes);
+    buf_free(&self->value_data);
+    buf_free(&self->value_offsets);
+    buf_free(&self->value_valid);
+    buf_free(&self->numbers);
+    buf_free(&self->number_valid);
+    buf_free(&self->path);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Append one fact: the current path, a type code, the value text (NULL: null) and the number. */
+static int
+sink_emit(FactSink *s, int code, const char *value, Py_ssize_t value_len, int has_number, double number)
+{
+    int64_t end;
+    int8_t c = (int8_t)code;
+    char valid;
+    if (buf_put(&s->path_data, s->path.data, s->path.len) < 0)
+        return -1;
+    end = (int64_t)s->path_data.len;
+    if (buf_put(&s->path_offsets, &end, 8) < 0 || buf_put(&s->codes, &c, 1) < 0)
+        return -1;
+    if (value != NULL && buf_put(&s->value_data, value, value_len) < 0)
+        return -1;
+    end = (int64_t)s->value_data.len;
+    valid = value != NULL;
+    if (buf_put(&s->value_offsets, &end, 8) < 0 || buf_put(&s->value_valid, &valid, 1) < 0)
+        return -1;
+    if (!has_number)
+        number = 0.0;
+    valid = (char)has_number;
+    if (buf_put(&s->numbers, &number, 8) < 0 || buf_put(&s->number_valid, &valid, 1) < 0)
+        return -1;
+    s->rows++;
+    return 0;
+}
+
+/* Forget every fact from row ``rows`` on (a resource the checks must judge, or one they rejected). */
+static void
+sink_truncate(FactSink *s, Py_ssize_t rows)
+{
+    if (rows < 0 || rows >= s->rows)
+        return;
+    s->rows = rows;
+    s->path_data.len = (Py_ssize_t)((int64_t *)s->path_offsets.data)[rows];
+    s->value_data.len = (Py_ssize_t)((int64_t *)s->value_offsets.data)[rows];
+    s->path_offsets.len = s->value_offsets.len = (rows + 1) * 8;
+    s->codes.len = s->value_valid.len = s->number_valid.len = rows;
+    s->numbers.len = rows * 8;
+}
+
+static PyObject *
+FactSink_truncate(FactSink *self, PyObject *arg)
+{
+    Py_ssize_t rows = PyLong_AsSsize_t(arg);
+    if (rows == -1 && PyErr_Occurred())
+        return NULL;
+    sink_truncate(self, rows);
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t
+FactSink_len(FactSink *self)
+{
+    return self->rows;
+}
+
+static PyObject *
+pack_bitmap(const Buf *bytes, Py_ssize_t rows)
+{
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (rows + 7) / 8);
+    if (out == NULL)
+        return NULL;
+    unsigned char *bits = (unsigned char *)PyBytes_AS_STRING(out);
+    memset(bits, 0, (size_t)((rows + 7) / 8));
+    for (Py_ssize_t i = 0; i < rows; i++)
+        if (bytes->data[i])
+            bits[i >> 3] |= (unsigned char)(1u << (i & 7));
+    return out;
+}
+
+/* The columns as bytes, for ``pyarrow.Array.from_buffers``: (rows, path_offsets, path_data, codes,
+ * value_validity, value_offsets, value_data, number_validity, numbers). Offsets are int64 (large_string). */
+static PyObject *
+FactSink_export(FactSink *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t n = self->rows;
+    PyObject *value_bits = pack_bitmap(&self->value_valid, n);
+    PyObject *number_bits = value_bits ? pack_bitmap(&self->number_valid, n) : NULL;
+    if (number_bits == NULL) {
+        Py_XDECREF(value_bits);
+        return NULL;
+    }
+    return Py_BuildValue(
+        "(ny#y#y#Ny#y#Ny#)", n,
+        self->path_offsets.data, self->path_offsets.len,
+        self->path_data.data ? self->path_data.data : "", self->path_data.len,
+        self->codes.data ? self->codes.data : "", self->codes.len,
+        value_bits,
+        self->value_offsets.data, self->value_offsets.len,
+        self->value_data.data ? self->value_data.data : "", self->value_data.len,
+        number_bits,
+        self->numbers.data ? self->numbers.data : "", self->numbers.len);
+}
+
+static PyObject *
+FactSink_clear(FactSink *self, PyObject *Py_UNUSED(ignored))
+{
+    if (sink_init_buffers(self) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ---------------------------------------------------------------- path building */
+
+static inline int
+path_push_key(FactSink *s, PyObject *key, int dot)
+{
+    Py_ssize_t n;
+    const char *text = PyUnicode_AsUTF8AndSize(key, &n);
+    if (text == NULL)
+        return -1;
+    if (dot && buf_put(&s->path, ".", 1) < 0)
+        return -1;
+    return buf_put(&s->path, text, n);
+}
+
+static inline int
+path_push_index(FactSink *s, Py_ssize_t index)
+{
+    char text[32];
+    int n = snprintf(text, sizeof text, "[%zd]", index);
+    return buf_put(&s->path, text, n);
+}
+
+/* ---------------------------------------------------------------- scalar text, as Python writes it */
+
+/* Emit an int as str(value) / float(value); 1 when the int is beyond 64 bits (the caller decides). */
+static int
+emit_exact_int(FactSink *s, PyObject *value)
+{
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    char text[32];
+    if (overflow)
+        return 1;
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    int n = snprintf(text, sizeof text, "%lld", v);
+    return sink_emit(s, CODE_NUMBER, text, n, 1, (double)v);
+}
+
+static int
+emit_exact_float(FactSink *s, PyObject *value)
+{
+    double v = PyFloat_AS_DOUBLE(value);
+    char *text = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);  /* repr(value) */
+    if (text == NULL)
+        return -1;
+    int rc = sink_emit(s, CODE_NUMBER, text, (Py_ssize_t)strlen(text), 1, v);
+    PyMem_Free(text);
+    return rc;
+}
+
+static int
+emit_string(FactSink *s, PyObject *value)
+{
+    Py_ssize_t n;
+    const char *text = PyUnicode_AsUTF8AndSize(value, &n);
+    if (text == NULL)
+        return -1;
+    return sink_emit(s, CODE_STRING, text, n, 0, 0.0);
+}
+
+static int
+emit_bool(FactSink *s, PyObject *value)
+{
+    return value == Py_True ? sink_emit(s, CODE_BOOLEAN, "true", 4, 0, 0.0)
+                            : sink_emit(s, CODE_BOOLEAN, "false", 5, 0, 0.0);
+}
+
+/* ---------------------------------------------------------------- the checked walk (flatten._scan_dict) */
+
+typedef struct {
+    PyObject *check_str;    /* keys whose string value the checks look at (dates and references) */
+    PyObject *references;   /* keys that must hold a Reference object */
+    PyObject *check_scalar; /* keys where a number or boolean is wrong */
+    PyObject *check_null;   /* keys where null is wrong */
+} Rules;
+
+/* Return values of the walks: 0 done, 1 noticed (a check must judge, or an unusual value), -1 error. */
+#define NOTICED 1
+
+static int
+is_ascii_digits(const char *p, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (p[i] < '0' || p[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* YYYY[-MM[-DD[Thh:mm[:ss[.f+]][Z|(+|-)hh:mm]]]] in ASCII: the common case of validate._DATE_TIME.
+ * False does not mean invalid (the regex also takes other Unicode digits): the caller then lets Python judge. */
+static int
+looks_like_date_time(PyObject *value)
+{
+    if (!PyUnicode_IS_ASCII(value))
+        return 0;
+    const char *p = (const char *)PyUnicode_DATA(value);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(value);
+    Py_ssize_t i = 4;
+    if (n < 4 || !is_ascii_digits(p, 4))
+        return 0;
+    if (n == 4)
+        return 1;
+    if (n < 7 || p[4] != '-' || !is_ascii_digits(p + 5, 2))
+        return 0;
+    if (n == 7)
+        return 1;
+    if (n < 10 || p[7] != '-' || !is_ascii_digits(p + 8, 2))
+        return 0;
+    if (n == 10)
+        return 1;
+    if (n < 16 || p[10] != 'T' || !is_ascii_digits(p + 11, 2) || p[13] != ':' || !is_ascii_digits(p + 14, 2))
+        return 0;
+    i = 16;
+    if (i < n && p[i] == ':') {
+        if (i + 3 > n || !is_ascii_digits(p + i + 1, 2))
+            return 0;
+        i += 3;
+        if (i < n && p[i] == '.') {
+            Py_ssize_t start = ++i;
+            while (i < n && p[i] >= '0' && p[i] <= '9')
+                i++;
+            if (i == start)
+                return 0;
+        }
+    }
+    if (i == n)
+        return 1;
+    if (p[i] == 'Z')
+        return i + 1 == n;
+    if ((p[i] == '+' || p[i] == '-') && i + 6 == n && is_ascii_digits(p + i + 1, 2) && p[i + 3] == ':'
+        && is_ascii_digits(p + i + 4, 2))
+        return 1;
+    return 0;
+}
+
+static inline int
+key_is_reference(PyObject *key)
+{
+    return PyUnicode_IS_ASCII(key) && PyUnicode_GET_LENGTH(key) == 9
+           && memcmp(PyUnicode_DATA(key), "reference", 9) == 0;
+}
+
+static inline int
+in_set(PyObject *set, PyObject *key)
+{
+    return PySet_Contains(set, key);  /* 1, 0 or -1 */
+}
+
+static int scan_list(FactSink *s, PyObject *node, const Rules *rules);
+static int scan_dict(FactSink *s, PyObject *node, const Rules *rules);
+
+static int
+scan_dict_items(FactSink *s, PyObject *node, const Rules *rules)
+{
+    Py_ssize_t pos = 0, base = s->path.len;
+    PyObject *key, *value;
+    int rc, hit;
+    while (PyDict_Next(node, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key))
+            return NOTICED;
+        s->path.len = base;
+        if (path_push_key(s, key, 0) < 0)
+            return -1;
+        PyTypeObject *kind = Py_TYPE(value);
+        if (kind == &PyUnicode_Type) {
+            if ((hit = in_set(rules->check_str, key)) < 0)
+                return -1;
+            if (hit) {
+                if ((hit = in_set(rules->references, key)) < 0)
+                    return -1;
+                if (hit || !looks_like_date_time(value))
+                    return NOTICED;
+            }
+            rc = emit_string(s, value);
+        }
+        else if (kind == &PyDict_Type) {
+            if (key_is_reference(key))
+                return NOTICED;
+            if (buf_put(&s->path, ".", 1) < 0)
+                return -1;
+            rc = scan_dict(s, value, rules);
+        }
+        else if (kind == &PyList_Type) {
+            if (key_is_reference(key))
+                return NOTICED;
+            rc = scan_list(s, value, rules);
+        }
+        else if (kind == &PyLong_Type || kind == &PyFloat_Type || kind == &PyBool_Type) {
+            if ((hit = in_set(rules->check_scalar, key)) < 0)
+                return -1;
+            if (hit)
+                return NOTICED;
+            rc = kind == &PyLong_Type ? emit_exact_int(s, value)
+                 : kind == &PyFloat_Type ? emit_exact_float(s, value) : emit_bool(s, value);
+        }
+        else if (value == Py_None) {
+            if ((hit = in_set(rules->check_null, key)) < 0)
+                return -1;
+            if (hit)
+                return NOTICED;
+            rc = sink_emit(s, CODE_NULL, NULL, 0, 0, 0.0);
+        }
+        else
+            return NOTICED;
+        if (rc != 0)
+            return rc;
+    }
+    s->path.len = base;
+    return 0;
+}
+
+/* The walk touches nothing that runs Python code (exact str, dict, list, int, float, bool, None), so the
+ * containers cannot change under it; the recursion guard keeps a hostile depth from the C stack. */
+static int
+scan_dict(FactSink *s, PyObject *node, const Rules *rules)
+{
+    if (Py_EnterRecursiveCall(" while flattening a resource"))
+        return -1;
+    int rc = scan_dict_items(s, node, rules);
+    Py_LeaveRecursiveCall();
+    return rc;
+}
+
+static int
+scan_list(FactSink *s, PyObject *node, const Rules *rules)
+{
+    Py_ssize_t base = s->path.len;
+    int rc;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(node); i++) {
+        PyObject *value = PyList_GET_ITEM(node, i);
+        PyTypeObject *kind = Py_TYPE(value);
+        s->path.len = base;
+        if (path_push_index(s, i) < 0)
+            return -1;
+        if (kind == &PyDict_Type) {
+            if (buf_put(&s->path, ".", 1) < 0)
+                return -1;
+            Py_INCREF(value);  /* the list is not ours: hold the item while we walk it */
+            rc = scan_dict(s, value, rules);
+            Py_DECREF(value);
+        }
+        else if (kind == &PyUnicode_Type)
+            rc = emit_string(s, value);
+        else if (kind == &PyList_Type) {
+            Py_INCREF(value);
+            rc = scan_list(s, value, rules);
+            Py_DECREF(value);
+        }
+        else if (kind == &PyLong_Type)
+            rc = emit_exact_int(s, value);
+        else if (kind == &PyFloat_Type)
+            rc = emit_exact_float(s, value);
+        else if (kind == &PyBool_Type)
+            rc = emit_bool(s, value);
+        else if (value == Py_None)
+            rc = sink_emit(s, CODE_NULL, NULL, 0, 0, 0.0);
+        else
+            return NOTICED;
+        if (rc != 0)
+            return rc;
+    }
+    s->path.len = base;
+    return 0;
+}
+
+/* FactSink.scan(resource, check_str, references, check_scalar, check_null) -> bool
+ * True: the resource's facts were appended. False: the walk noticed a field the checks must judge (or a
+ * value it does not handle); nothing was appended and the caller decides in Python. */
+static PyObject *
+FactSink_scan(FactSink *self, PyObject *args)
+{
+    PyObject *resource;
+    Rules rules;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!:scan", &PyDict_Type, &resource, &PyFrozenSet_Type, &rules.check_str,
+                          &PyFrozenSet_Type, &rules.references, &PyFrozenSet_Type, &rules.check_scalar,
+                          &PyFrozenSet_Type, &rules.check_null))
+        return NULL;
+    Py_ssize_t before = self->rows;
+    self->path.len = 0;
+    int rc = Py_IS_TYPE(resource, &PyDict_Type) ? scan_dict(self, resource, &rules) : NOTICED;
+    if (rc != 0)
+        sink_truncate(self, before);
+    if (rc < 0) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {  /* a lone surrogate: Python names it */
+            PyErr_Clear();
+            Py_RETURN_FALSE;
+        }
+        return NULL;
+    }
+    return PyBool_FromLong(rc == 0);
+}
+
+/* ---------------------------------------------------------------- the unchecked walk (flatten._emit) */
+
+static int emit_value(FactSink *s, PyObject *value);
+
+static int
+emit_dict(FactSink *s, PyObject *node)
+{
+    Py_ssize_t pos = 0, base = s->path.len;
+    PyObject *key, *value;
+    if (Py_EnterRecursiveCall(" while flattening a resource"))
+        return -1;
+    Py_INCREF(node);
+    while (PyDict_Next(node, &pos, &key, &value)) {
+        int rc;
+        if (!PyUnicode_Check(key)) {  /* path = prefix + key, as in Python */
+            PyErr_Format(PyExc_TypeError, "can only concatenate str (not \"%.100s\") to str", Py_TYPE(key)->tp_name);
+            goto error;
+        }
+        s->path.len = base;
+        Py_INCREF(value);
+        rc = path_push_key(s, key, 0);
+        if (rc == 0)
+            rc = emit_value(s, value);
+        Py_DECREF(value);
+        if (rc < 0)
+            goto error;
+    }
+    s->path.len = base;
+    Py_DECREF(node);
+    Py_LeaveRecursiveCall();
+    return 0;
+error:
+    Py_DECREF(node);
+    Py_LeaveRecursiveCall();
+    return -1;
+}
+
+static int
+emit_number(FactSink *s, PyObject *value)
+{
+    if (Py_IS_TYPE(value, &PyLong_Type)) {
+        int rc = emit_exact_int(s, value);
+        if (rc != 1)
+            return rc;
+    }
+    else if (Py_IS_TYPE(value, &PyFloat_Type))
+        return emit_exact_float(s, value);
+    /* repr(value) if isinstance(value, float) else str(value); float(value) */
+    PyObject *text = PyFloat_Check(value) ? PyObject_Repr(value) : PyObject_Str(value);
+    if (text == NULL)
+        return -1;
+    double number = PyFloat_Check(value) ? PyFloat_AsDouble(value) : PyLong_AsDouble(value);
+    if (number == -1.0 && PyErr_Occurred()) {
+        Py_DECREF(text);
+        return -1;
+    }
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
+    int rc = utf8 == NULL ? -1 : sink_emit(s, CODE_NUMBER, utf8, n, 1, number);
+    Py_DECREF(text);
+    return rc;
+}
+
+static int
+emit_value(FactSink *s, PyObject *value)
+{
+    if (PyUnicode_Check(value))
+        return emit_string(s, value);
+    if (PyDict_Check(value)) {
+        if (buf_put(&s->path, ".", 1) < 0)
+            return -1;
+        return emit_dict(s, value);
+    }
+    if (PyList_Check(value)) {
+        Py_ssize_t base = s->path.len;
+        Py_INCREF(value);
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
+            PyObject *item = PyList_GET_ITEM(value, i);
+            int rc;
+            s->path.len = base;
+            Py_INCREF(item);
+            rc = path_push_index(s, i);
+            if (rc == 0)
+                rc = emit_value(s, item);
+            Py_DECREF(item);
+            if (rc < 0) {
+                Py_DECREF(value);
+                return -1;
+            }
+        }
+        s->path.len = base;
+        Py_DECREF(value);
+        return 0;
+    }
+    if (PyBool_Check(value))
+        return emit_bool(s, value);
+    if (PyLong_Check(value) || PyFloat_Check(value))
+        return emit_number(s, value);
+    if (value == Py_None)
+        return sink_emit(s, CODE_NULL, NULL, 0, 0, 0.0);
+    return 0;  /* anything else is not JSON: the Python walk skips it too */
+}
+
+/* FactSink.emit(resource) -> None: append the facts of a resource already judged valid (no checks). */
+static PyObject *
+FactSink_emit(FactSink *self, PyObject *resource)
+{
+    if (!PyDict_Check(resource)) {
+        PyErr_SetString(PyExc_TypeError, "emit() takes a dict");
+        return NULL;
+    }
+    Py_ssize_t before = self->rows;
+    self->path.len = 0;
+    if (emit_dict(self, resource) < 0) {
+        sink_truncate(self, before);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef FactSink_methods[] = {
+    {"scan", (PyCFunction)FactSink_scan, METH_VARARGS,
+     "scan(resource, check_str, references, check_scalar, check_null) -> bool: append the facts of a resource "
+     "while noticing fields the checks must judge (False: nothing appended)."},
+    {"emit", (PyCFunction)FactSink_emit, METH_O, "emit(resource): append the facts of a resource, no checks."},
+    {"truncate", (PyCFunction)FactSink_truncate, METH_O, "truncate(rows): forget every fact from row ``rows`` on."},
+    {"export", (PyCFunction)FactSink_export, METH_NOARGS,
+     "export() -> (rows, path_offsets, path_data, codes, value_validity, value_offsets, value_data, "
+     "number_validity, numbers): the columns as bytes for pyarrow.Array.from_buffers (int64 offsets)."},
+    {"clear", (PyCFunction)FactSink_clear, METH_NOARGS, "clear(): forget every fact."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods FactSink_as_sequence = {
+    .sq_length = (lenfunc)FactSink_len,
+};
+
+static PyTypeObject FactSinkType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fhirqa.normalize._walk.FactSink",
+    .tp_doc = PyDoc_STR("Column buffers of facts (path, value type code, value, number), filled by the C walks."),
+    .tp_basicsize = sizeof(FactSink),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)FactSink_init,
+    .tp_dealloc = (destructor)FactSink_dealloc,
+    .tp_methods = FactSink_methods,
+    .tp_as_sequence = &FactSink_as_sequence,
+};
+
+/* ---------------------------------------------------------------- the reference rewrite */
+
+static inline int
+starts_with_ascii(PyObject *text, const char *prefix, Py_ssize_t n)
+{
+    if (PyUnicode_GET_LENGTH(text) < n)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PyUnicode_READ_CHAR(text, i) != (Py_UCS4)(unsigned char)prefix[i])
+            return 0;
+    return 1;
+}
+
+/* Rewrite the "reference" strings under ``node`` in place. 0 done, 1 dangling seen, 2 an unusual
+ * container (the caller redoes the rewrite in Python, which is idempotent), -1 error. */
+static int
+rewrite_node(PyObject *node, PyObject *full_urls, PyObject *resolve, int depth)
+{
+    int dangles = 0, rc;
+    if (depth > 10000) {
+        return 2;
+    }
+    if (Py_IS_TYPE(node, &PyList_Type)) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(node); i++) {
+            PyObject *item = PyList_GET_ITEM(node, i);
+            if (Py_IS_TYPE(item, &PyDict_Type) || Py_IS_TYPE(item, &PyList_Type)) {
+                Py_INCREF(item);
+                rc = rewrite_node(item, full_urls, resolve, depth + 1);
+                Py_DECREF(item);
+                if (rc < 0 || rc == 2)
+                    return rc;
+                dangles |= rc;
+            }
+            else if (PyDict_Check(item) || PyList_Check(item))
+                return 2;
+        }
+        return dangles;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(node, &pos, &key, &value)) {
+        PyTypeObject *kind = Py_TYPE(value);
+        if (kind == &PyUnicode_Type) {
+            if (!PyUnicode_Check(key) || !key_is_reference(key))
+                continue;
+            PyObject *resolved = PyDict_GetItemWithError(full_urls, value);  /* borrowed */
+            PyObject *owned = NULL;
+            if (resolved == NULL && PyErr_Occurred())
+                return -1;
+            if (resolved == Py_None)  /* full_urls.get(value) is None: as if absent */
+                resolved = NULL;
+            if (resolved == NULL) {
+                if (!starts_with_ascii(value, "#", 1) && !starts_with_ascii(value, "urn:", 4)
+                    && PyUnicode_FindChar(value, '?', 0, PyUnicode_GET_LENGTH(value), 1) == -1) {
+                    owned = PyObject_CallOneArg(resolve, value);
+                    if (owned == NULL)
+                        return -1;
+                    if (owned != Py_None)
+                        resolved = owned;
+                }
+            }
+            if (resolved != NULL) {
+                /* Replacing the value of an existing key does not resize the dict: iteration stays valid. */
+                Py_INCREF(key);
+                rc = PyDict_SetItem(node, key, resolved);
+                Py_DECREF(key);
+                Py_XDECREF(owned);
+                if (rc < 0)
+                    return -1;
+            }
+            else {
+                Py_XDECREF(owned);
+                if (starts_with_ascii(value, "urn:", 4))
+                    dangles = 1;
+            }
+        }
+        else if (kind == &PyDict_Type || kind == &PyList_Type) {
+            Py_INCREF(value);
+            rc = rewrite_node(value, full_urls, resolve, depth + 1);
+            Py_DECREF(value);
+            if (rc < 0 || rc == 2)
+                return rc;
+            dangles |= rc;
+        }
+        else if (PyDict_Check(value) || PyList_Check(value))
+            return 2;
+    }
+    return dangles;
+}
+
+/* rewrite_references(node, full_urls, resolve) -> True (a bundle-local reference dangles), False, or None
+ * (a container the C walk does not handle: the caller runs the Python rewrite). */
+static PyObject *
+walk_rewrite_references(PyObject *module, PyObject *args)
+{
+    PyObject *node, *full_urls, *resolve;
+    if (!PyArg_ParseTuple(args, "OO!O:rewrite_references", &node, &PyDict_Type, &full_urls, &resolve))
+        return NULL;
+    if (!Py_IS_TYPE(node, &PyDict_Type) && !Py_IS_TYPE(node, &PyList_Type))
+        Py_RETURN_NONE;
+    int rc = rewrite_node(node, full_urls, resolve, 0);
+    if (rc < 0)
+        return NULL;
+    if (rc == 2)
+        Py_RETURN_NONE;
+    return PyBool_FromLong(rc);
+}
+
+static PyMethodDef walk_methods[] = {
+    {"rewrite_references", walk_rewrite_references, METH_VARARGS,
+     "rewrite_references(node, full_urls, resolve) -> bool | None: rewrite every 'reference' string in place "
+     "(full_urls lookup, else resolve(value) for non-local ones); True when a 'urn:' reference dangles, "
+     "None when the node holds containers this walk leaves to Python."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef walk_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "fhirqa.normalize._walk",
+    .m_doc = "The reference rewrite and the checked flatten of fhirqa's ingest, in C (optional speed-up).",
+    .m_size = -1,
+    .m_methods = walk_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__walk(void)
+{
+    if (PyType_Ready(&FactSinkType) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&walk_module);
+    if (module == NULL)
+        return NULL;
+    Py_INCREF(&FactSinkType);
+    if (PyModule_AddObject(module, "FactSink", (PyObject *)&FactSinkType) < 0) {
+        Py_DECREF(&FactSinkType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
