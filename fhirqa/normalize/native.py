@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
+_compiled: ModuleType | None
 try:
-    from fhirqa.normalize import _walk as _compiled
+    import fhirqa.normalize._walk as _compiled
 except ImportError:  # no compiler at install time: the Python walks do the work
     _compiled = None
 
