@@ -10,10 +10,20 @@ themselves, so navigation is dict lookups; ``value.ofType(Quantity)`` is a looku
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from .values import CHOICE_SUFFIXES, matches_type, reference_key
+
+_compiled: ModuleType | None
+try:
+    import fhirqa.viewdef._chain as _compiled
+except ImportError:  # no compiler at install time: the Python closure below does the work
+    _compiled = None
+#: The C chains (``_chain.c``), or None: the Python closure runs (also with ``FHIRQA_PURE_PYTHON=1``).
+NATIVE: ModuleType | None = None if os.environ.get("FHIRQA_PURE_PYTHON") else _compiled
 
 Expr = Callable[[list, "Env"], list]
 Inv = Callable[[list, list, "Env"], list]
@@ -188,6 +198,8 @@ def fast_chain(steps: tuple) -> Expr | None:
     the walk stays on one item, ``first()`` and ``[0]`` are no-ops, so only the member
     lookups need to run; anything else (a repeating element, a missing choice element)
     hands the remaining steps to :func:`walk`. Returns None for other shapes.
+
+    With the optional C extension the same logic runs as a ``_chain.Chain`` (its twin, tested equal).
     """
     members: list[tuple[str, bool, tuple, int]] = []
     refkey: tuple[str | None] | None = None
@@ -204,6 +216,12 @@ def fast_chain(steps: tuple) -> Expr | None:
     if not members:
         return None
     members_t = tuple(members)
+    if NATIVE is not None:
+        return NATIVE.Chain(
+            tuple((key, fallback, rest, steps[i:], steps[i][2][0] if steps[i][0] == CHOICE else None)
+                  for key, fallback, rest, i in members_t), steps, walk,
+            reference_key if refkey is not None else None, refkey[0] if refkey is not None else None,
+        )
 
     def chain(inp: list, env: Env) -> list:
         if len(inp) != 1:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import chain as _chain
 from .chain import Env, Expr
 from .errors import ViewDefinitionError
 from .fhirpath import Compiler
@@ -214,8 +215,14 @@ def _body(extractors: list[tuple[Expr, Column]], children: list[Gen]) -> Gen:
     # Scalar columns are unwrapped inline rather than through a per-column wrapper
     # function: one Python frame less per cell is a large share of the hot path.
     ex = tuple((expr, col.collection, col) for expr, col in extractors)
+    native = _chain.NATIVE  # read when the view is compiled
+    native_columns = tuple((expr, bool(col.collection)) for expr, col in extractors)
 
     def own_row(focus: list, env: Env) -> tuple:
+        if native is not None:  # the same loop in C; None: a column broke its cardinality (raised below)
+            row_ = native.own_row(native_columns, focus, env)
+            if row_ is not None:
+                return row_
         row: list[Any] = []
         for expr, collection, col in ex:
             values = expr(focus, env)
