@@ -20,6 +20,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fhirqa.errors import FhirqaError
@@ -289,7 +290,6 @@ def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, 
             ranges.append(" AND ".join(cond))
         ranges.append(f"{key} IS NULL")  # nulls last, as ORDER BY and Arrow's sort put them
     rows_per_group = max(1_000, min(122_880, size.rows * _ROW_GROUP_BYTES // max(size.bytes, 1)))
-    sort_keys = [(k, "ascending") for k in keys]
     written = 0
     writer: pq.ParquetWriter | None = None
     try:
@@ -301,13 +301,45 @@ def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, 
                     path, table.schema, compression="zstd", use_dictionary=indexed, write_statistics=indexed
                 )
             if table.num_rows:
-                writer.write_table(table.sort_by(sort_keys), row_group_size=rows_per_group)
+                writer.write_table(sort_grouped(table, keys), row_group_size=rows_per_group)
                 written += table.num_rows
             del table
     finally:
         if writer is not None:
             writer.close()
     return written
+
+
+def sort_grouped(table: pa.Table, keys: list[str]) -> pa.Table:
+    """``table`` stably sorted by ``keys`` (ascending, nulls last), cheaply when equal keys arrive together.
+
+    Staged rows come grouped (a bundle is one patient's), so the table is a few runs of equal keys: the
+    runs are ordered by their first row and copied back together in that order, a fraction of a full
+    sort (815k facts: 0.08 s instead of 0.27 s). The result is one chunk per column, because the
+    Parquet writer is slower on many small chunks. Rows that are not grouped (resources by patient and
+    id: every row its own run) are sorted in full.
+    """
+    rows = table.num_rows
+    if rows < 2:
+        return table
+    change: pa.Array | None = None
+    starts: list[int] = []
+    for key in keys:
+        column = table[key]
+        after, before = column.slice(1), column.slice(0, rows - 1)
+        differs = pc.or_(
+            pc.fill_null(pc.not_equal(after, before), False), pc.xor(pc.is_null(after), pc.is_null(before))
+        )
+        change = differs if change is None else pc.or_(change, differs)
+        starts = [0, *(i + 1 for i in pc.indices_nonzero(change).to_pylist())]
+        if len(starts) > rows // 8:  # hardly grouped: a full sort is cheaper than cutting runs
+            return table.sort_by([(k, "ascending") for k in keys])
+    heads = table.select(keys).take(pa.array(starts, pa.int64()))
+    order = pc.sort_indices(heads, sort_keys=[(k, "ascending") for k in keys]).to_pylist()
+    if order == sorted(order):
+        return table  # already in order
+    ends = [*starts[1:], rows]
+    return pa.concat_tables([table.slice(starts[i], ends[i] - starts[i]) for i in order]).combine_chunks()
 
 
 def _literal(text: str) -> str:
