@@ -245,8 +245,17 @@ def _as_collection(value: Any) -> list:
 
 
 def _chain_inv(steps: tuple) -> Inv:
-    def chain(inp: list, focus: list, env: Env) -> list:
-        return walk(inp, env, steps)
+    fast = fast_chain(steps)  # the one-item shortcut (in C when built), else the general walk
+
+    if fast is not None:
+
+        def chain(inp: list, focus: list, env: Env) -> list:
+            return fast(inp, env)
+
+    else:
+
+        def chain(inp: list, focus: list, env: Env) -> list:
+            return walk(inp, env, steps)
 
     chain.steps = steps  # type: ignore[attr-defined]
     return chain
