@@ -14,9 +14,11 @@ hit. Nothing found → ``None``: "not documented in the notes retrieved".
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any, Literal
 
 from fhirqa.notes.chunking import sentences
@@ -59,6 +61,8 @@ complaining reporting
 reported reports complain complained complains of present presented presents with experience experienced any
 there mention mentioned mentions note noted notes document documented deny denied evidence signs sign symptoms
 symptom a an any at all ever feel felt feeling suffer suffered from show showed describe described""".split())
+# A drug or analyte named with a measurement noun is a value ("vancomycin trough", "digoxin level"), not a finding.
+MEASUREMENT = re.compile(r"\s(?:trough|peak|random)?\s*(?:trough|peak|level|titer|titre|concentration)s?$", re.I)
 _VALUE_QUESTION = re.compile(r"^(?:what|what's|how high|how low|which value)\b", re.I)
 _VALUE_WORDS = set("what what's how high low which value level result reading measured her his their".split())
 _TAIL = re.compile(r"\s+(?:on|at|in|during|before|after|by|since|according|per|as)\s+(?:the\s+)?(?:admission|arrival|"
@@ -143,13 +147,53 @@ def parse_target(question: str) -> _Target | None:
     symptom = next((k for k, v in SYNONYMS.items() if any(find_phrase(s, phrase) for s in v)), None)
     lab = next(((t, n) for t, n in mentioned if _is_lab(t)), None)
     if lab and not (symptom and not asks_value):
-        return _Target("value", lab[0], lab[1], strict, lexicon().units.get(lab[0]))
+        return _Target("value", lab[0], _summary_names(q, lab[1]), strict, lexicon().units.get(lab[0]))
     if not phrase:
         return None
+    measured = MEASUREMENT.search(phrase)
+    if measured and not symptom:  # "vancomycin trough", "digoxin level": a number the note writes after the name
+        head = phrase[:measured.start()].strip()
+        heads = next((n for t, n in mentioned if any(find_phrase(a, head) for a in n)), [head])
+        names = list(dict.fromkeys([phrase, *(f"{h} {measured[0].strip()}" for h in heads)]))
+        return _Target("value", phrase, names, frozenset())
     if asks_value and not symptom:
         return _Target("value", phrase, [phrase], frozenset())
     names = list(SYNONYMS[symptom]) if symptom else [phrase]
     return _Target("finding", symptom or phrase, names, frozenset(n for n in names if n.isupper()))
+
+
+def aggregate_terms() -> list[str]:
+    """Names that are a summary of an item, not its reading ("Tmax" = the highest temperature; lexicon data)."""
+    return _aggregate_terms()
+
+
+@lru_cache(maxsize=1)
+def _aggregate_terms() -> list[str]:
+    try:
+        from fhirqa.project import data_dir
+
+        data = json.loads((data_dir("lexicon") / "abbreviations.json").read_text("utf-8"))
+    except Exception:  # noqa: BLE001 - without the lexicon no name is a summary
+        return []
+    return [e["phrase"] for e in data.get("aggregate_terms", {}).get("entries", []) if e.get("phrase")]
+
+
+def written_summary(question: str) -> str | None:
+    """The summary name the question writes ("Tmax in the progress note?" → "Tmax"), else None."""
+    return next((t for t in aggregate_terms() if find_phrase(t, question)), None)
+
+
+def _summary_names(question: str, names: list[str]) -> list[str]:
+    """An item's names for this question: a summary name ("Tmax") only when the question asks for it.
+
+    A note writes "Tmax 37.6 (24h)" beside the vitals' "T 37.2": they are different numbers. "Tmax" asked
+    reads only "Tmax"; "temp" asked never reads "Tmax".
+    """
+    summaries = {t.lower() for t in aggregate_terms()}
+    asked = written_summary(question)
+    if asked:
+        return [n for n in names if n.lower() == asked.lower()] or [asked]
+    return [n for n in names if n.lower() not in summaries] or names
 
 
 def _is_lab(term: str) -> bool:

@@ -134,6 +134,20 @@ def anchored(notes: list[Note], start: datetime | None = None, end: datetime | N
     return timed if (kinds or start is not None) else []
 
 
+def named_kind(question: str) -> dict[str, Any] | None:
+    """The note kind a question names ("per the H&P", "in the DC summary"): its note types and place in a stay."""
+    q = question.lower()
+    return next((k for k in config().get("named_note_kinds", {}).get("kinds", []) if re.search(k["asks"], q)), None)
+
+
+def of_kind(notes: list[Note], kind: dict[str, Any] | None) -> list[Note]:
+    """The notes whose type is the named kind; all of them when no kind is named or none has that type."""
+    if not kind:
+        return notes
+    typed = [n for n in notes if any(t in (n.note_type or "").lower() for t in kind["types"])]
+    return typed or notes
+
+
 def which_note(question: str) -> str | None:
     """"latest" / "first" when the question names the last or first note or visit."""
     q = question.lower()
@@ -172,7 +186,8 @@ def ask_field(question: str, entity: str | None = None) -> dict[str, Any] | None
 def _ask_field(question: str, entity: str | None) -> dict[str, Any] | None:
     q = question.lower()
     for spec in config()["fields"]:
-        if not any(re.search(p, q) for p in spec["asks"]) or any(re.search(p, q) for p in spec.get("not_asks", [])):
+        asks = [*spec["asks"], *spec.get("item_asks", [])]
+        if not any(re.search(p, q) for p in asks) or any(re.search(p, q) for p in spec.get("not_asks", [])):
             continue
         need = spec.get("value_items_need")
         if need and _is_value_item(item_of(question, spec, entity)) and not any(re.search(p, q) for p in need):
@@ -194,11 +209,14 @@ def _is_value_item(item: str) -> bool:
 def item_of(question: str, spec: dict[str, Any], entity: str | None = None) -> str:
     """The thing asked about: the parser's entity (or the question) without cue and anchor words."""
     text = (entity if entity is not None else question).lower()
+    anchor_words: set[str] = set()
     for pattern in config().get("note_kind_phrases", []):  # "in the H&P", "per the progress note": the anchor
+        anchor_words |= {w for m in re.finditer(pattern, question.lower()) for w in m[0].split()}
         text = re.sub(pattern, " ", text)
     for pattern in spec["asks"]:
         text = re.sub(pattern, " ", text)
-    cues = set(config()["cue_words"].split())
+    # the parser's entity may keep a note-kind word the question used as the anchor ("cefuroxime discharge")
+    cues = set(config()["cue_words"].split()) | (anchor_words if entity is not None else set())
     words = [w for w in re.findall(r"[a-z0-9'][a-z0-9/\-]*", text)
              if w not in cues and not re.search(r"\d", w) and w not in _MONTH_WORDS]
     return " ".join(words).strip()
@@ -207,7 +225,12 @@ def item_of(question: str, spec: dict[str, Any], entity: str | None = None) -> s
 def names_for(item: str) -> list[str]:
     """``item`` and its other names: the data's symptom aliases, then the lexicon's aliases and class members."""
     names = [item]
-    names += config().get("term_aliases", {}).get(item, [])
+    aliases = config().get("term_aliases", {})
+    names += aliases.get(item, [])
+    words = item.split()
+    for i, word in enumerate(words):  # "repeat labs" is also "repeat BMP": a word of the phrase by its other names
+        if len(words) > 1 and word in aliases:
+            names += [" ".join([*words[:i], alias, *words[i + 1:]]) for alias in aliases[word]]
     try:
         from fhirqa.agent.lexicon import Lexicon
 
@@ -301,14 +324,21 @@ def read(question: str, notes: list[Note], entity: str | None = None) -> Reading
 def _read_one(question: str, spec: dict[str, Any], item: str, note: Note) -> Reading | None:
     name = spec["field"]
     q = question.lower()
-    sections = _sections(note, spec["sections"]) if spec["sections"] else []
-    if spec["sections"] and not sections and name not in ("age",):
-        return None
+    wanted = spec.get("item_sections", spec["sections"]) if item else spec["sections"]
+    sections = _sections(note, wanted) if wanted else []
+    if wanted and not sections and name not in ("age",):
+        if not spec.get("whole_note_fallback"):
+            return None
+        wanted = []  # a note without history sections: its whole text
     text = "\n".join(s.text for s in sections) if sections else note.text
     if name == "medications":
         return _read_medication(spec, item, q, sections, note)
-    if name in ("plan", "mention") or (name == "chief complaint" and item):
-        return _read_mention(spec, item, note, sections if name == "chief complaint" else [])
+    if name in ("plan", "mention", "ruled out", "finding") or (name in ("chief complaint", "follow-up") and item):
+        return _read_mention(spec, item, note, sections)
+    said = [w for w in spec.get("yes_no_words", []) if re.search(rf"\b{re.escape(w)}\b", q)]
+    if said and sections:  # "discharged home?": whether the section says the word asked
+        hit = next((w for w in said if re.search(rf"\b{re.escape(w)}\b", text, re.I)), None)
+        return Reading(name, "yes_no", [hit is not None], text.split("\n")[0].strip(), note)
     if name == "allergies":
         none = _none_marked(spec, text)
         absence = any(re.search(p, q) for p in spec.get("absence_asks", []))
@@ -323,6 +353,11 @@ def _read_one(question: str, spec: dict[str, Any], item: str, note: Note) -> Rea
             return Reading(name, "list", [spec.get("none_answer", "none")], none[0].strip(), note)
         entries = [_clean(e) for e in _items(sections[0]) if e.strip()]
         return Reading(name, "list", entries, "; ".join(entries), note) if entries else None
+    principal = name == "assessment" and any(re.search(p, q) for p in spec.get("principal_asks", []))
+    if principal and sections:
+        reading = _principal(spec, q, sections, note)
+        if reading is not None:
+            return reading
     for pattern in spec.get("values", []):
         m = re.search(pattern, text, re.I | re.M)
         if not m:
@@ -330,17 +365,86 @@ def _read_one(question: str, spec: dict[str, Any], item: str, note: Note) -> Rea
         raw = m["v"].strip()
         if name == "assessment":
             values: list[Any] = [_clean(v) for v in re.split(r",\s+(?![^()]*\))", raw) if _clean(v)]
-            return Reading(name, "list", values, m[0].strip(), note)
+            return Reading(name, "list", values[:1] if principal else values, m[0].strip(), note)
         if spec.get("number"):
             return Reading(name, "value", [int(raw)], m[0].strip(), note)
         word = spec.get("yes_no_word")
         if word and re.search(rf"\b{re.escape(word)}\b", q):
             return Reading(name, "yes_no", [raw.lower() == word], m[0].strip(), note)
         return Reading(name, "value", [_clean(raw)], m[0].strip(), note)
+    if spec.get("span_days"):
+        return _span_days(spec, text, note)
     if name == "assessment" and sections:
         stop = set(spec.get("stop_sections", []))
         entries = [_clean(e) for s in sections if s.name not in stop for e in _items(s)]
+        if any(re.search(p, q) for p in spec.get("dx_asks", [])):
+            entries = _diagnoses(spec, entries)
         return Reading(name, "list", entries, "; ".join(entries), note) if entries else None
+    return None
+
+
+def _span_days(spec: dict[str, Any], text: str, note: Note) -> Reading | None:
+    """Days between two dates the note writes (``Admit: 10/4/2025 … Discharge: 10/7/2025`` → 3), else None.
+
+    Hospital length of stay counts midnights: the discharge day minus the admission day.
+    """
+    found: list[tuple[date, str]] = []
+    for pattern in spec["span_days"]:
+        m = re.search(pattern, text, re.I)
+        day = _written_date(m["d"]) if m else None
+        if m is None or day is None:
+            return None
+        found.append((day, m[0].strip()))
+    (first, q1), (last, q2) = found
+    if last < first:
+        return None
+    return Reading(spec["field"], "value", [(last - first).days], f"{q1} … {q2}", note)
+
+
+def _written_date(text: str) -> date | None:
+    """``10/7/2025`` or ``2025-10-07`` as a date; None when it is not a real day."""
+    try:
+        if "/" in text:
+            month, day, year = (int(p) for p in text.split("/"))
+            return date(year, month, day)
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _diagnoses(spec: dict[str, Any], entries: list[str]) -> list[str]:
+    """The diagnoses among assessment items: each item's name without its plan, items that are no diagnosis left out.
+
+    An A/P item reads "<diagnosis> - <data>. <plan>" ("Hyperkalemia - K 5.5. Repeat BMP"); a question for the
+    diagnosis wants the name. Items such as "VTE ppx: heparin…", "Code status: Full code", "Immunizations given
+    today: …" or a bare "none" are parts of the plan, not problems (``not_dx_items``).
+    """
+    skip = [re.compile(p, re.I) for p in spec.get("not_dx_items", [])]
+    end = re.compile(spec["dx_head_end"], re.I) if spec.get("dx_head_end") else None
+    out: list[str] = []
+    for entry in entries:
+        if any(p.search(entry) for p in skip):
+            continue
+        head = _clean(end.split(entry, maxsplit=1)[0]) if end else entry
+        if head and head not in out:
+            out.append(head)
+    return out
+
+
+def _principal(spec: dict[str, Any], q: str, sections: list[Section], note: Note) -> Reading | None:
+    """The one principal diagnosis: a ``Principal dx:`` line when the note has one, else the first listed problem.
+
+    Discharge summaries write the principal diagnosis on its own line before the secondary ones; an H&P or a
+    clinic note lists the problem that brought the patient in first in its numbered A/P ("1. CAP - …").
+    """
+    headed = [s for s in sections
+              if any(re.search(p, s.heading, re.I) for p in spec.get("principal_headings", []))]
+    stop = set(spec.get("stop_sections", []))
+    for group in (headed, [s for s in sections if s.name not in stop]):
+        for section in group:
+            entries = _diagnoses(spec, [_clean(e) for e in _items(section)])
+            if entries:
+                return Reading(spec["field"], "list", entries[:1], entries[0], note)
     return None
 
 
@@ -365,11 +469,16 @@ def _read_mention(spec: dict[str, Any], item: str, note: Note, sections: list[Se
 
     names = names_for(item)
     body = "\n".join(s.text for s in sections) if sections else note.text
+    # "Was ACS ruled out?": the item counts only where the sentence also says the field's context ("ruled out")
+    context = [re.compile(p, re.I) for p in spec.get("context", [])]
     for sentence in sentences(body):
         if sentence.startswith("#"):
             continue
+        if context and (not any(c.search(sentence) for c in context)
+                        or any(re.search(p, sentence, re.I) for p in spec.get("context_not", []))):
+            continue  # "MI not yet ruled out", "troponin to rule out ACS": not ruled out
         for name in names:
             m = mentions(name, sentence)
-            if m and not negated(sentence, m.start(), m.end()):
+            if m and (context or not negated(sentence, m.start(), m.end())):
                 return Reading(spec["field"], "yes_no", [True], sentence, note, bool(spec.get("structured_too")))
     return Reading(spec["field"], "yes_no", [False], "", note, bool(spec.get("structured_too")))

@@ -36,8 +36,8 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
     low, high = _bound(start, end=False), _bound(end, end=True)
     high = min(high, ctx.now) if high else ctx.now
     one_day = bool(low and high - low <= timedelta(days=2))
-    if one_day and callable(getattr(notes, "notes", None)) and value_at_note(question):
-        return _value_at_note(ctx, notes, question, low, high)  # type: ignore[arg-type]
+    if (one_day or (low and which)) and callable(getattr(notes, "notes", None)) and value_at_note(question):
+        return _value_at_note(ctx, notes, question, low, high, None if one_day else which)  # type: ignore[arg-type]
     if (which or encounter_class or one_day) and callable(getattr(notes, "notes", None)):
         read = _read_visit(ctx, notes, question, low, high, which, encounter_class, item)
         if read is not None:
@@ -56,18 +56,23 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
 
 
 # A note named by its kind: a value asked "per the H&P" / "in the progress note" is read from that note itself.
+# "at ED discharge" names the ED provider note too: the vitals at ED discharge are written in its disposition.
 NOTE_NAMED = re.compile(r"\b(?:h&p|history and physical|progress note|hospitalist(?: note)?|discharge summary|"
-                        r"dc summary|summary|(?:ed|provider|admission|clinic) note)\b", re.I)
+                        r"dc summary|summary|(?:ed|provider|admission|clinic) note|(?:ed|er|emergency department) "
+                        r"discharge)\b", re.I)
 _MENTION = re.compile(r"\b(?:mention\w*|documented|noted|anything about|any|yes or no)\b")
 
 
 def value_at_note(question: str) -> bool:
     """True when the question asks for a lab or vital value, or a dose, as a named (dated) note states it."""
-    from fhirqa.notes.extract import parse_target
-    from fhirqa.notes.reader import _is_value_item
+    from fhirqa.notes.extract import MEASUREMENT, parse_target
+    from fhirqa.notes.reader import _is_value_item, ask_field
 
     if not NOTE_NAMED.search(question):
         return False
+    field = ask_field(question)
+    if field is not None and field.get("not_a_lab"):
+        return False  # "length of stay in the DC summary?": the note's LOS, not a body length
     q = question.lower()
     if re.match(r"\s*(?:was|were|is|are|did|does|do|has|had)\b", q) or (
             _MENTION.search(q) and not re.match(r"\s*(?:what|which|how)\b", q)):
@@ -75,16 +80,25 @@ def value_at_note(question: str) -> bool:
     target = parse_target(NOTE_NAMED.sub(" ", question))
     if target is not None and target.kind == "dose":
         return True  # "heparin dose for VTE ppx in the Jan 4, 2025 H&P?": the strength as that note writes it
-    return target is not None and target.kind == "value" and any(_is_value_item(n.lower()) for n in target.names)
+    return target is not None and target.kind == "value" and (
+        any(_is_value_item(n.lower()) for n in target.names) or bool(MEASUREMENT.search(target.name)))
 
 
-def _value_at_note(ctx: ToolContext, notes: Any, question: str, low: datetime, high: datetime) -> dict[str, Any]:
-    """The value read from the whole text of the day's note(s); found=false (anchored) when they do not state it."""
+def _value_at_note(ctx: ToolContext, notes: Any, question: str, low: datetime, high: datetime,
+                   which: str | None = None) -> dict[str, Any]:
+    """The value read from the whole text of the day's note(s); found=false (anchored) when they do not state it.
+
+    With ``which`` (a longer window: "per the H&P of the December 2023 admission"), the first or latest note
+    of the kind the question names in that window.
+    """
     from fhirqa.notes import reader
     from fhirqa.notes.extract import answer_from_notes
     from fhirqa.notes.index import Hit
 
     visit = [n for n in reader.anchored(notes.notes(ctx.patient_id), low, high) if n.time is None or n.time <= ctx.now]
+    if which:
+        visit = reader.of_kind(visit, reader.named_kind(question))
+        visit = visit[:1] if which == "first" else visit[-1:]
     if not visit:
         return {"ok": True, "found": False, "note": "no note of that day"}
     hits = [Hit(text=n.text, ref=n.ref, note_id=n.note_id, chunk_id=n.note_id, date=n.date, time=n.time,

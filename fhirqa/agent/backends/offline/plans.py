@@ -345,9 +345,12 @@ _DAY_FROM = re.compile(r"\b(note|visit|encounter|h&p|summary)\s+from\s+(?=\d|[a-
 def note_value(pq: ParsedQuestion) -> dict[str, Any] | None:
     """``find_in_notes`` arguments when a lab or vital is asked as one dated note (H&P, progress note…) states it."""
     from fhirqa.agent.tools.note_finding import value_at_note
+    from fhirqa.notes.extract import written_summary
 
-    if pq.intent in _COMPUTED or not value_at_note(pq.text):
+    if not value_at_note(pq.text):
         return None
+    if pq.intent in _COMPUTED and not (pq.intent == "aggregate" and written_summary(pq.text)):
+        return None  # "Tmax in the progress note?" is the number the note writes as "Tmax", not a computation
     window = pq.window
     text = pq.text.lower()
     if window is not None and window.label.startswith("since") and _DAY_FROM.search(text) and pq.now is not None:
@@ -355,8 +358,16 @@ def note_value(pq: ParsedQuestion) -> dict[str, Any] | None:
 
         day = find_window(_DAY_FROM.sub(lambda m: f"{m[1]} on ", text), pq.now)
         window = day.window if day else window
-    if window is None or window.start is None or window.end is None or window.end - window.start > timedelta(days=2):
+    if window is None or window.start is None or window.end is None:
         return None
+    if window.end - window.start > timedelta(days=2):
+        # "per the H&P of the December 2023 admission": the stay's one note of that kind in a longer window
+        from fhirqa.notes.reader import named_kind
+
+        kind = named_kind(pq.text)
+        if kind is None or not kind.get("which") or window.end - window.start > timedelta(days=62):
+            return None
+        return {"question": pq.text, "start": _iso(window.start), "end": _iso(window.end), "which": kind["which"]}
     return {"question": pq.text, "start": _iso(window.start), "end": _iso(window.end)}
 
 
@@ -368,11 +379,12 @@ def note_visit(pq: ParsedQuestion) -> tuple[dict[str, Any], bool, str] | None:
     """
     from fhirqa.notes.reader import ask_field, item_of, which_note
 
-    if pq.intent in _COMPUTED:
-        return None  # "Heparin doses given 9/12/2025?" counts administrations; no section holds it
     spec = ask_field(pq.text, pq.entity)
     if spec is None:
         return None
+    if pq.intent in _COMPUTED and not (pq.intent == "count" and spec.get("answers_count")):
+        return None  # "Heparin doses given 9/12/2025?" counts administrations; no section holds it
+    # ("How many days was the LOS in the DC summary?" is the number the note writes, not a count of records)
     field = spec["field"]
     text = pq.text.lower()
     if pq.med_kind == "administration" and field in ("medications", "plan", "mention") and not _NOTE_WORDS.search(text):

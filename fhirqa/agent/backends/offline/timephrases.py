@@ -37,7 +37,10 @@ DATE = (
     rf"|(?P<md>{_MONTH})\.? (?P<md_d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d,.:/]|\s*(?:mg|mcg|g|units?|ml|%|am|pm|h|hrs?)\b)"
     rf"|(?P<dm_d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<dm>{_MONTH})\b\.?(?!,? (?:of )?(?:\d|'))"
     r"|(?P<ym>\d{4}-\d{1,2})(?!\d|-)"
-    r"|(?:(?<=on )|(?<=of )|(?<=for )|(?<=since )|(?<=from )|(?<=before )|(?<=after )|(?<=until )|(?<=and )|(?<=to )|(?<=thru )|(?<=between ))"
+    r"|(?:(?<=on )|(?<=of )|(?<=for )|(?<=since )|(?<=from )|(?<=before )|(?<=after )|(?<=until )|(?<=and )|(?<=to )|(?<=thru )|(?<=between )"
+    # "the 10/7 DC summary", "the 11/12 ED visit": a year-less day naming a note or visit (not "the 1/2 tab")
+    r"|(?<=the )(?=\d{1,2}/\d{1,2}\s+(?:h&p|dc\b|discharge|progress|ed\b|er\b|notes?\b|visit|summary|clinic|admission|"
+    r"stay|encounter|history and physical)))"
     r"(?P<mdn>1[0-2]|0?[1-9])/(?P<mdn_d>3[01]|[12]\d|0?[1-9])(?![\d/.])"  # "on 6/23": month/day, no year
     r"|(?P<y>(?:19|20)\d{2}(?!\d|,\d)(?!\s*(?:mg|mcg|g|kg|units?|iu|ml|meq|mmol)\b)|'\d{2}))"
 )
@@ -206,7 +209,8 @@ _CURRENT_ADMISSION = re.compile(
     rf"|\b(?:since|from)\s+(?:(?:her|his|their|the)\s+)?(?:admission|admit|being admitted|{_SUBJ} (?:was |were )?(?:admitted|came in|arrived))\b"
     rf"|\b(?:since|from) (?:she|he|they) (?:came in|got here|arrived)\b"
 )
-_ON_ADMISSION = re.compile(r"\b(?:on|at)\s+(?:(?:her|his|their|the)\s+)?admission\b|^admission\s+(?!dates?\b|times?\b|days?\b|to\b|for\b|when\b)(?=[a-z])")
+# "on arrival" is "on admission" too: the first value of the stay (the H&P's "Vitals on arrival")
+_ON_ADMISSION = re.compile(r"\b(?:on|at|upon)\s+(?:(?:her|his|their|the)\s+)?(?:admission|arrival)\b|^admission\s+(?!dates?\b|times?\b|days?\b|to\b|for\b|when\b)(?=[a-z])")
 
 
 @dataclass(frozen=True)
