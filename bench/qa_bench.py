@@ -9,7 +9,10 @@
 2. The whole evaluation set: total time and per-question median.
 3. Prompt tokens per role for the LLM backends, measured on the evaluation questions by running the
    composer loop with a recording backend that follows the offline plan (so the conversation an LLM
-   would see, tool results included). Tokens are estimated as characters / 4.
+   would see, tool results included; the offline backend's own text, its parse, is not counted unless
+   --offline-text: a model writes its own). Tokens are estimated as characters / 4. Beside them, how many
+   questions' plans call a tool the composer was not offered (a real model could not have made that
+   call: a tool selection too narrow for the route), and the composer turns per question.
 """
 
 from __future__ import annotations
@@ -42,15 +45,27 @@ class RecordingBackend:
     name = "recording"
     max_rounds = 60
 
-    def __init__(self) -> None:
+    def __init__(self, offline_text: bool = False) -> None:
         self.inner = OfflineBackend()
+        self.offline_text = offline_text
         self.chars: dict[str, int] = {}
+        self.turns = 0
+        self.not_offered: set[str] = set()  # tools the plan called that the composer was not offered
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]], *, role: str) -> ModelTurn:
         sent = sum(len(m.content) + sum(len(json.dumps(c.arguments)) + len(c.name) for c in m.tool_calls) for m in messages)
         sent += len(json.dumps(tools)) if tools else 0
         self.chars[role] = self.chars.get(role, 0) + sent
-        return self.inner.complete(messages, tools, role="planner" if role == "planner" else role)
+        turn = self.inner.complete(messages, tools, role="planner" if role == "planner" else role)
+        if role == "composer":
+            self.turns += 1
+            offered = {t["name"] for t in tools}
+            self.not_offered.update(c.name for c in turn.tool_calls if c.name not in offered)
+            if turn.tool_calls and not self.offline_text:
+                # The offline backend writes its parse beside its first call; a model writes its own text (often
+                # none). Not counted unless asked: it is the offline backend's, not a cost of fhirqa's prompts.
+                turn = ModelTurn(None, turn.tool_calls, turn.prompt_tokens, turn.completion_tokens)
+        return turn
 
 
 def largest_patient(store: Store) -> str:
@@ -87,12 +102,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", default=str(ROOT / "evals" / "synthea-r4.jsonl"))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--token-sample", type=int, default=200, help="evaluation questions used for token sizes")
+    parser.add_argument("--tokens-only", action="store_true", help="only part 3 (prompt tokens per role)")
+    parser.add_argument("--offline-text", action="store_true",
+                        help="count the offline backend's own text (its parse) as if a model had written it")
     args = parser.parse_args(argv)
 
     store = Store(args.db)
     if not store.exists():
         print(f"ingesting {SHARED} into {args.db} …")
         ingest([FileSource([SHARED])], args.db)
+    gold = [json.loads(line) for line in Path(args.questions).read_text().splitlines() if line.strip()]
+    if not args.tokens_only:
+        latency(store, args, gold)
+    tokens(args, gold)
+    return 0
+
+
+def latency(store: Store, args: argparse.Namespace, gold: list[dict[str, Any]]) -> None:
+    """Parts 1 and 2: offline latency on the largest patient and over the evaluation set."""
     now = "2100-01-01T00:00:00Z"  # after every record: the whole history is visible
     pid = largest_patient(store)
     questions, labs = patient_questions(store, pid)
@@ -119,25 +146,34 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  'latest value': fhirqa median {statistics.median(latest):.1f} ms vs fhirpathpy over the parsed bundle "
               f"median {statistics.median(baseline):.1f} ms (JSON already parsed; {statistics.median(baseline) / statistics.median(latest):.1f}x)")
 
-    gold = [json.loads(line) for line in Path(args.questions).read_text().splitlines() if line.strip()]
     started = time.perf_counter()
     each = [ask(g["question"], patient_id=g["patient_id"], now=g["now"], db=args.db).latency_ms for g in gold]
     total = time.perf_counter() - started
     print(f"evaluation set: {len(gold)} questions in {total:.1f} s (median {statistics.median(each):.1f} ms, p95 {p95(each):.1f} ms)")
 
+
+def tokens(args: argparse.Namespace, gold: list[dict[str, Any]]) -> None:
+    """Part 3: prompt tokens per role, composer turns, and plans that call a tool not offered."""
     per_role: dict[str, list[int]] = {}
+    turns: list[int] = []
+    not_offered: dict[str, int] = {}
     for g in gold[: args.token_sample]:
-        recorder = RecordingBackend()
+        recorder = RecordingBackend(offline_text=args.offline_text)
         ask(g["question"], patient_id=g["patient_id"], now=g["now"], db=args.db, backend=recorder)
         for role, chars in recorder.chars.items():
             per_role.setdefault(role, []).append(chars // 4)
+        turns.append(recorder.turns)
+        for name in recorder.not_offered:
+            not_offered[name] = not_offered.get(name, 0) + 1
     print(f"prompt tokens an LLM backend would be sent (≈ chars/4, {min(len(gold), args.token_sample)} questions):")
     for role, tokens in sorted(per_role.items()):
         print(f"  {role:<11} median {statistics.median(tokens):7.0f}   p95 {p95(tokens):7.0f}   max {max(tokens):7.0f}")
     totals = [sum(v) for v in zip(*per_role.values(), strict=False)]
     print(f"  {'all roles':<11} median {statistics.median(totals):7.0f}   p95 {p95(totals):7.0f}   "
           "(specialists are deterministic: 0 tokens)")
-    return 0
+    print(f"  composer turns median {statistics.median(turns):.0f}, p95 {p95(turns):.0f}")
+    missing = ", ".join(f"{name} ({n})" for name, n in sorted(not_offered.items(), key=lambda x: -x[1]))
+    print(f"  questions whose plan calls a tool not offered: {missing or 'none'}")
 
 
 if __name__ == "__main__":

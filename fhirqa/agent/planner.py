@@ -31,17 +31,30 @@ class Routing:
 
 
 def _catalog_lines() -> str:
-    return "\n".join(f"- {name}: {info.description}" for name, info in load_catalog().items())
+    # The first sentence of each description says what a view holds; the rest is about its rows,
+    # which the composer's prompt carries for the views routed to.
+    return "\n".join(f"- {name}: {_first_sentence(info.description)}" for name, info in load_catalog().items())
+
+
+def _first_sentence(text: str) -> str:
+    """Up to the first full stop that ends a sentence (not the one of "e.g." or "i.e.")."""
+    return re.split(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=\.)\s", text.strip(), maxsplit=1)[0]
+
+
+ROUTING_SECTIONS = ("When to use", "Failure indicators")  # the view map and the routing mistakes to avoid
 
 
 def _routing_skill() -> str:
+    """The routing skill's view map and failure indicators (its steps are about the composer's tools)."""
     try:
         from fhirqa.agent.skills import load_skills
     except ImportError:
         return ""
     for skill in load_skills():
         if getattr(skill, "name", "") in ("routing", "route", "view-routing"):
-            return str(getattr(skill, "body", ""))
+            sections = getattr(skill, "sections", {}) or {}
+            kept = [f"{title}:\n{sections[title].strip()}" for title in ROUTING_SECTIONS if sections.get(title)]
+            return "\n".join(kept) if kept else str(getattr(skill, "body", ""))
     return ""
 
 
@@ -72,19 +85,30 @@ def _parse_views(text: str) -> list[str]:
     return [v for v in known if re.search(rf"\b{v}\b", text)][:3]
 
 
+SECOND_SKILL_MARGIN = 0.8  # a further skill is sent only when it scores at least this share of the best one
+
+
 def retrieve_skills(question: str, backend_name: str, k: int = 2) -> list[Any]:
-    """The top-k skills for ``question`` (LLM backends only: the offline one never reads them)."""
+    """The best skills for ``question``, at most ``k`` (LLM backends only: the offline one never reads them).
+
+    The best one always; each further one only when retrieval scores it close to the best
+    (SECOND_SKILL_MARGIN): a clear winner needs no second procedure in every prompt of the conversation.
+    """
     if backend_name == "offline":
         return []
     try:
         from fhirqa.agent.skills import default_index
     except ImportError:
         return []
-    return default_index().search(question, k=k)
+    scored = default_index().scored(question, k=k)
+    if not scored:
+        return []
+    best = scored[0][1]
+    return [skill for index, (skill, score) in enumerate(scored) if index == 0 or score >= SECOND_SKILL_MARGIN * best]
 
 
 def skills_text(skills: list[Any]) -> str:
-    """Skills as prompt text: each skill's steps and failure indicators (the parts that change what a model does)."""
+    """Skills as prompt text: each skill's steps (what a model follows; retrieval already used the rest)."""
     parts = []
     for skill in skills:
         body = str(getattr(skill, "body", ""))
@@ -104,18 +128,15 @@ def compact_spec(spec: dict[str, Any]) -> dict[str, Any]:
     Derived from ``tools/*.json`` (the single source), so the full text stays the documentation.
     """
 
-    def first_sentence(text: str) -> str:
-        return re.split(r"(?<=[.;])\s", text.strip(), maxsplit=1)[0]
-
     params = spec.get("parameters", {})
     properties = {}
     for name, schema in params.get("properties", {}).items():
         slim = {k: v for k, v in schema.items() if k != "description"}
         if schema.get("description") and "enum" not in schema and name not in _SELF_EXPLANATORY:
-            slim["description"] = first_sentence(schema["description"])[:80]
+            slim["description"] = _first_sentence(schema["description"])
         properties[name] = slim
     slim_params = {k: v for k, v in params.items() if k not in ("properties", "additionalProperties")}
-    return {"name": spec["name"], "description": first_sentence(spec.get("description", "")),
+    return {"name": spec["name"], "description": _first_sentence(spec.get("description", "")),
             "parameters": {**slim_params, "properties": properties}}
 
 
@@ -128,13 +149,15 @@ ALWAYS_OFFERED = ("get_resources", "filter_by_date", "get_by_index", "final_answ
 
 
 def tools_for(skills: list[Any], specs: list[dict[str, Any]], backend_name: str) -> list[dict[str, Any]]:
-    """The tool specs offered to the composer: for an LLM, the ones the retrieved skills use plus the basics.
+    """The tool specs offered to the composer: for an LLM, the ones the sent procedures name plus the basics.
 
     Every spec costs prompt tokens on every turn, so offering fourteen tools to a question that needs
-    four is the largest avoidable cost of an LLM answer. The offline backend gets them all (it sends nothing).
+    four is the largest avoidable cost of an LLM answer. Only the steps of a skill go into the prompt
+    (:func:`skills_text`), so only the tools they name are offered with them. The offline backend gets
+    them all (it sends nothing).
     """
     if backend_name == "offline" or not skills:
         return specs
-    text = " ".join(str(getattr(s, "body", "")) for s in skills)
+    text = skills_text(skills)
     wanted = {spec["name"] for spec in specs if spec["name"] in ALWAYS_OFFERED or re.search(rf"\b{spec['name']}\b", text)}
     return [compact_spec(spec) for spec in specs if spec["name"] in wanted]
