@@ -1,0 +1,85 @@
+"""What the planner and composer prompts carry for an LLM: the parts that change what a model does, once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from fhirqa.agent import planner
+from fhirqa.agent.backends.base import Message, ModelTurn
+from fhirqa.agent.skills import load_skills
+from fhirqa.agent.tools import tool_specs
+
+
+class Recorder:
+    """An LLM stand-in that records the planner request and routes to observation."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.sent: list[Message] = []
+
+    def complete(self, messages: list[Message], tools: list[dict[str, Any]], *, role: str) -> ModelTurn:
+        self.sent = messages
+        return ModelTurn('{"views": ["observation"]}')
+
+
+def test_the_planner_sees_the_view_map_not_the_composer_steps():
+    model = Recorder()
+    routing = planner.route(model, "What was her last A1c?", datetime(2026, 6, 30, tzinfo=UTC), "p1 (Ana Diaz)")
+    assert routing.views == ["observation"]
+    system = model.sent[0].content
+    routing_skill = next(s for s in load_skills() if s.name == "routing")
+    assert routing_skill.sections["When to use"] in system
+    assert routing_skill.sections["Failure indicators"] in system
+    assert routing_skill.sections["Steps"] not in system
+    # Each view is named with what it holds; how its rows are laid out is the composer's business.
+    assert "- observation: Measurements and findings" in system and "one row per component" not in system
+
+
+def test_spec_descriptions_are_whole_sentences():
+    for spec in tool_specs():
+        slim = planner.compact_spec(spec)
+        texts = [slim["description"]] + [p.get("description", "") for p in slim["parameters"]["properties"].values()]
+        for text in texts:
+            assert not text.rstrip().endswith(("(e.g.", "e.g.", "(i.e.")), (spec["name"], text)
+            assert text.count("(") == text.count(")"), (spec["name"], text)
+
+
+@dataclass
+class FakeSkill:
+    name: str
+    body: str
+
+
+class FakeIndex:
+    def __init__(self, scored: list[tuple[FakeSkill, float]]) -> None:
+        self._scored = scored
+
+    def scored(self, question: str, k: int = 3) -> list[tuple[FakeSkill, float]]:
+        return self._scored[:k]
+
+
+def steps(*tools: str) -> str:
+    return "## Steps\n" + "\n".join(f"1. `{t}(records)`" for t in tools) + "\n\n## Failure indicators\n- `sort_records` misuse\n"
+
+
+@pytest.mark.parametrize(("second_score", "expected"), [(0.9, ["counting", "temporal"]), (0.5, ["counting"])])
+def test_a_second_skill_is_sent_only_when_retrieval_cannot_tell_them_apart(monkeypatch, second_score, expected):
+    index = FakeIndex([(FakeSkill("counting", steps("count_values")), 1.0),
+                       (FakeSkill("temporal", steps("filter_by_date")), second_score)])
+    monkeypatch.setattr("fhirqa.agent.skills.default_index", lambda: index)
+    assert [s.name for s in planner.retrieve_skills("how many visits", "openai")] == expected
+    assert planner.retrieve_skills("how many visits", "offline") == []
+
+
+def test_the_tools_offered_are_the_basics_and_those_the_sent_steps_name():
+    skill = FakeSkill("counting", steps("count_values"))
+    offered = [t["name"] for t in planner.tools_for([skill], tool_specs(), "openai")]
+    assert set(offered) == {*planner.ALWAYS_OFFERED, "count_values"}
+    # sort_records appears only under Failure indicators, which is not sent: not offered.
+    assert "sort_records" not in offered
+    assert len(planner.tools_for([skill], tool_specs(), "offline")) == len(tool_specs())
