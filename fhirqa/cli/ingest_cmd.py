@@ -40,8 +40,21 @@ def register(commands: Any, db_default: str) -> None:
     p.add_argument("--mimic", action="store_true",
                    help="the sources are MIMIC-III CSV folders/zips: load them into DB/mimic.duckdb (answered like --omop)")
     p.add_argument("--strict", action="store_true", help="abort (store nothing) at the first bad record")
+    p.add_argument("--workers", type=_workers, default=None, metavar="N",
+                   help="processes that read files side by side (default: as many as the cores when the files "
+                   "add up to 64 MB or more; 1: one process). The store is the same either way.")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(handler=run)
+
+
+def _workers(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"--workers takes a whole number of processes (1 or more), not {text!r}")
+    return count
 
 
 def _sources(args: argparse.Namespace) -> list[Source]:
@@ -102,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             bar.update(task, description=f"read {count:,} records")
 
     try:
-        report = ingest(_sources(args), args.db, strict=args.strict, progress=progress)
+        report = ingest(_sources(args), args.db, strict=args.strict, progress=progress, workers=args.workers)
     finally:
         if bar is not None:
             bar.stop()

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from fhirqa.normalize.compartment import patient_of
 from fhirqa.normalize.validate import InvalidResource, check_header
 from fhirqa.project import data_dir
 from fhirqa.sources.base import RawRecord, Source
+from fhirqa.store import parallel
 from fhirqa.store.generation import build_generation
 from fhirqa.store.layout import collect_garbage, read_manifest, write_manifest, writer_lock
 from fhirqa.store.mappings import load_mappings
@@ -93,16 +95,20 @@ def ingest(
     strict: bool = False,
     progress: Progress | None = None,
     batch_size: int = 10_000,
+    workers: int | None = 1,
 ) -> IngestReport:
     """Read every source into the store at ``db`` as one atomic, idempotent commit.
 
     Good records are kept, bad ones are reported and quarantined (``strict`` aborts instead and
     stores nothing). A crash at any point leaves the previous state of the store readable.
+    ``workers``: processes that read files side by side (file sources only; ``None`` = as many as the
+    cores and the input size justify); the store that results is the same as with one.
     """
     db = Path(db)
     started = time.perf_counter()
     with _bulk_gc():
-        return _ingest(sources, db, strict=strict, progress=progress, batch_size=batch_size, started=started)
+        return _ingest(list(sources), db, strict=strict, progress=progress, batch_size=batch_size, started=started,
+                       workers=workers)
 
 
 @contextmanager
@@ -123,7 +129,8 @@ def _bulk_gc() -> Iterator[None]:
 
 
 def _ingest(
-    sources: Iterable[Source], db: Path, *, strict: bool, progress: Progress | None, batch_size: int, started: float
+    sources: list[Source], db: Path, *, strict: bool, progress: Progress | None, batch_size: int, started: float,
+    workers: int | None = 1,
 ) -> IngestReport:
     report = IngestReport()
     mappings = load_mappings()
@@ -133,21 +140,33 @@ def _ingest(
         collect_garbage(db, current)
         staging = db / "tmp" / uuid.uuid4().hex
         stored = current.files("resources")
-        index = HashIndex.of_files(db / rel for rel in stored.values()) if stored else None
-        stager = Stager(staging, mappings, batch_size, stored=index)
+        plan = parallel.plan_files(sources) if workers != 1 else None
+        groups = parallel.deal(plan[0], parallel.choose_workers(workers, plan[0])) if plan else []
         seq = 0
         try:
-            for source in sources:
-                for record in source.records():
-                    _stage_record(record, stager, report, seq, strict)
-                    seq += 1
-                    if progress is not None and seq % 1000 == 0:
-                        progress(seq)
-                report.skipped_files.extend(getattr(source, "skipped", []))
-                report.notes.extend(getattr(source, "notes", []))
-            stager.flush()
-            report.unchanged = stager.unchanged
-            for ref, reason in stager.mapping_problems:
+            if len(groups) > 1:
+                assert plan is not None
+                report.skipped_files.extend(plan[1])
+                shards = parallel.stage_in_parallel(
+                    groups, staging, batch_size, (db / rel for rel in stored.values()), strict, progress
+                )
+                problems = _merge_shards(report, shards)
+                seq = sum(shard.records for shard in shards)
+            else:
+                index = HashIndex.of_files(db / rel for rel in stored.values()) if stored else None
+                stager = Stager(staging, mappings, batch_size, stored=index)
+                for source in sources:
+                    for record in source.records():
+                        stage_record(record, stager, report, seq, strict)
+                        seq += 1
+                        if progress is not None and seq % 1000 == 0:
+                            progress(seq)
+                    report.skipped_files.extend(getattr(source, "skipped", []))
+                    report.notes.extend(getattr(source, "notes", []))
+                stager.flush()
+                report.unchanged = stager.unchanged
+                problems = stager.mapping_problems
+            for ref, reason in problems:
                 report.warnings.append(f"{ref}: not in the canonical views: {reason}")
             manifest, changes = build_generation(db, current, staging, mappings, views_dir)
             if changes.any:
@@ -163,7 +182,20 @@ def _ingest(
     return report
 
 
-def _stage_record(record: RawRecord, stager: Stager, report: IngestReport, seq: int, strict: bool) -> None:
+def _merge_shards(report: IngestReport, shards: list[parallel.ShardResult]) -> list[tuple[str, str]]:
+    """Fold the workers' findings into ``report`` (in input order); their mapping problems."""
+    for shard in shards:
+        report.read.update(shard.read)
+        report.deletions += shard.deletions
+        report.unchanged += shard.unchanged
+    first = itemgetter(0)  # the seq: a stable sort keeps each record's own findings in their order
+    report.rejected.extend(r for _, r in sorted((x for s in shards for x in s.rejected), key=first))
+    report.warnings.extend(w for _, w in sorted((x for s in shards for x in s.warnings), key=first))
+    return [m for _, m in sorted((x for s in shards for x in s.mapping_problems), key=first)]
+
+
+def stage_record(record: RawRecord, stager: Stager, report: IngestReport, seq: int, strict: bool) -> None:
+    """Check one record and stage it (or its deletion), or reject it into ``report`` (``strict``: raise)."""
     if record.problem is not None or record.resource is None:
         _reject(report, record, record.problem or "empty record", strict)
         return

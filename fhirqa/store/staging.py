@@ -155,7 +155,7 @@ class Stager:
     """Accumulates staged rows and writes them to ``folder`` in numbered Parquet batches.
 
     Files: ``resources-<Type>-<batch>.parquet``, ``facts-<Type>-<batch>.parquet`` and
-    ``<map table>-<batch>.parquet``. ``batch_size`` bounds the pending resources, ``fact_budget`` the
+    ``<map table>-<batch>.parquet``, where ``<batch>`` is ``tag`` and a batch number. ``batch_size`` bounds the pending resources, ``fact_budget`` the
     pending facts (what memory is made of).
     """
 
@@ -168,8 +168,10 @@ class Stager:
         fact_budget: int = 200_000,
         stored: HashIndex | None = None,
         max_string: int = MAX_STRING,
+        tag: str = "",
     ) -> None:
         self.folder = folder
+        self.tag = tag  # prefix of this stager's batch numbers (parallel workers share one folder)
         self.mappings = mappings
         self.batch_size = batch_size
         self.fact_budget = fact_budget
@@ -260,7 +262,7 @@ class Stager:
         if not self._pending:
             return
         self.batches += 1
-        tag = f"{self.batches:06d}"
+        tag = f"{self.tag}{self.batches:06d}"  # no '-': the merge splits file names on it
         for rtype, batch in self._types.items():
             pq.write_table(batch.resource_table(rtype), self.folder / f"resources-{rtype}-{tag}.parquet",
                            use_dictionary=_RESOURCE_DICTIONARY, **_STAGING_PARQUET)
