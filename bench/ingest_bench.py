@@ -3,6 +3,9 @@
 For each input scale (1x, 10x …: copies of the input bundles with every UUID remapped per copy) it runs,
 each in a fresh subprocess pinned to one core:
   fhirqa           `fhirqa.ingest` into a new store (parse, validate, flatten, map, merge, views, Parquet);
+  fhirqa-python    the same with the optional C walks switched off (FHIRQA_PURE_PYTHON=1);
+  fhirqa-all-cores not pinned: files read by one process per core (workers=None, `fhirqa ingest`'s
+                   default); its CPU column adds the worker processes' CPU;
   fhirqa-again     the same input ingested a second time into that store (nothing changes: the
                    incremental path); only the second ingest is timed;
   fhir.resources   parsing every resource with the R4B pydantic models (parse only, no store);
@@ -64,12 +67,16 @@ def make_input(source: Path, scale: int, out: Path) -> tuple[Path, int]:
 
 
 # Each worker prints one JSON line last: {"count": resources processed, "seconds": wall, "cpu": CPU s}.
+# CPU counts the worker's own threads and the child processes it waited for (fhirqa-all-cores).
 _TIMER = """
-import json, time
+import json, os, time
+def _cpu():
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 def _timed(work):
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu = time.perf_counter(), _cpu()
     count = work()
-    print(json.dumps({"count": count, "seconds": time.perf_counter() - wall, "cpu": time.process_time() - cpu}))
+    print(json.dumps({"count": count, "seconds": time.perf_counter() - wall, "cpu": _cpu() - cpu}))
 """
 
 WORKERS = {
@@ -77,6 +84,20 @@ WORKERS = {
 import sys, fhirqa
 from fhirqa.sources import FileSource
 _timed(lambda: fhirqa.ingest([FileSource([sys.argv[1]])], sys.argv[2]).total_read)
+""",
+    # The same with the C walks switched off: what the optional extension is worth.
+    "fhirqa-python": """
+import os, sys
+os.environ["FHIRQA_PURE_PYTHON"] = "1"
+import fhirqa
+from fhirqa.sources import FileSource
+_timed(lambda: fhirqa.ingest([FileSource([sys.argv[1]])], sys.argv[2]).total_read)
+""",
+    # Not pinned: the files read by as many processes as the machine has cores (`fhirqa ingest` default).
+    "fhirqa-all-cores": """
+import sys, fhirqa
+from fhirqa.sources import FileSource
+_timed(lambda: fhirqa.ingest([FileSource([sys.argv[1]])], sys.argv[2], workers=None).total_read)
 """,
     "fhirqa-again": """
 import sys, fhirqa
@@ -141,9 +162,10 @@ def _one_core() -> int:
 
 
 def run_worker(name: str, folder: Path, budget: float) -> Run:
-    """One worker run in a fresh process pinned to one core; CPU and peak memory from the kernel (wait4)."""
+    """One worker run in a fresh process pinned to one core (except ``*-all-cores``); peak memory from wait4."""
     db = Path(tempfile.mkdtemp(prefix="fhirqa-bench-db-")) / "store"
-    code = f"import os; os.sched_setaffinity(0, {{{_one_core()}}})\n" + _TIMER + WORKERS[name]
+    pin = "" if name.endswith("-all-cores") else f"import os; os.sched_setaffinity(0, {{{_one_core()}}})\n"
+    code = pin + _TIMER + WORKERS[name]
     cmd = [sys.executable, "-c", code, str(folder), str(db), str(ROOT / "bench"), str(budget)]
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -175,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown engine(s): {', '.join(sorted(unknown))}")
     scales = [int(s) for s in args.scales.split(",")]
-    header = (f"{'scale':>5} {'engine':<15} {'resources':>10} {'total s':>8} {'work s':>8} {'cpu s':>8} "
+    header = (f"{'scale':>5} {'engine':<17} {'resources':>10} {'total s':>8} {'work s':>8} {'cpu s':>8} "
               f"{'res/s':>8} {'res/s cpu':>9} {'peak MB':>8} {'fhirqa x':>8}")
     print(header)
     summary: dict[str, dict[int, tuple[float, float, float]]] = {}
@@ -203,19 +225,19 @@ def main(argv: list[str] | None = None) -> int:
                 if name == "fhirqa":
                     fhirqa_rate = rate
                 ratio = f"{fhirqa_rate / rate:.1f}x" if fhirqa_rate and name != "fhirqa" else ""
-                print(f"{scale:>4}x {name:<15} {count:>10,} {total:>8.2f} {seconds:>8.2f} {cpu:>8.2f} "
+                print(f"{scale:>4}x {name:<17} {count:>10,} {total:>8.2f} {seconds:>8.2f} {cpu:>8.2f} "
                       f"{rate:>8,.0f} {count / cpu:>9,.0f} {peak:>8,.0f} {ratio:>8}{note}", flush=True)
                 summary.setdefault(name, {})[scale] = (rate, count / cpu, peak)
     if len(scales) > 1:
         print()
         cells = "".join(f" {f'{s}x res/s':>10} {f'{s}x cpu':>9} {f'{s}x MB':>8}" for s in scales)
-        print(f"{'engine':<15}{cells} {'MB growth':>9}")
+        print(f"{'engine':<17}{cells} {'MB growth':>9}")
         for name, by_scale in summary.items():
             cells = "".join(
                 f" {by_scale[s][0]:>10,.0f} {by_scale[s][1]:>9,.0f} {by_scale[s][2]:>8,.0f}" for s in scales
             )
             growth = by_scale[scales[-1]][2] / by_scale[scales[0]][2]
-            print(f"{name:<15}{cells} {growth:>8.2f}x")
+            print(f"{name:<17}{cells} {growth:>8.2f}x")
     return 0
 
 
