@@ -271,9 +271,9 @@ def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, 
         return int(rows[0][0]) if rows else 0
     keys = [k.strip() for k in order.split(",")]
     parts = min(_MAX_RANGES, max(1, -(-size.bytes // max(1, SORT_RANGE_BYTES))))
-    con.execute(f"CREATE OR REPLACE TEMP VIEW _sorted_input AS {select}").fetchall()
-    ranges = ["true"]
+    ranges = [""]  # one range: ``select`` itself (a view over it would be bound once more)
     if parts > 1:
+        con.execute(f"CREATE OR REPLACE TEMP VIEW _sorted_input AS {select}").fetchall()
         key = keys[0]
         quantiles = [i / parts for i in range(1, parts)]
         rows = con.execute(
@@ -294,7 +294,8 @@ def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, 
     writer: pq.ParquetWriter | None = None
     try:
         for cond in ranges:
-            table = con.sql(f"SELECT * FROM _sorted_input WHERE {cond}").to_arrow_table()
+            query = f"SELECT * FROM _sorted_input WHERE {cond}" if cond else select
+            table = con.sql(query).to_arrow_table()
             if writer is None:
                 indexed = [name for name in table.schema.names if name not in _UNIQUE_COLUMNS]
                 writer = pq.ParquetWriter(
