@@ -334,7 +334,7 @@ def _read_one(question: str, spec: dict[str, Any], item: str, note: Note) -> Rea
     if name == "medications":
         return _read_medication(spec, item, q, sections, note)
     if name in ("plan", "mention", "ruled out", "finding") or (name in ("chief complaint", "follow-up") and item):
-        return _read_mention(spec, item, note, sections)
+        return _read_mention(spec, item, note, sections, q)
     said = [w for w in spec.get("yes_no_words", []) if re.search(rf"\b{re.escape(w)}\b", q)]
     if said and sections:  # "discharged home?": whether the section says the word asked
         hit = next((w for w in said if re.search(rf"\b{re.escape(w)}\b", text, re.I)), None)
@@ -354,8 +354,9 @@ def _read_one(question: str, spec: dict[str, Any], item: str, note: Note) -> Rea
         entries = [_clean(e) for e in _items(sections[0]) if e.strip()]
         return Reading(name, "list", entries, "; ".join(entries), note) if entries else None
     principal = name == "assessment" and any(re.search(p, q) for p in spec.get("principal_asks", []))
-    if principal and sections:
-        reading = _principal(spec, q, sections, note)
+    secondary = name == "assessment" and any(re.search(p, q) for p in spec.get("secondary_asks", []))
+    if (principal or secondary) and sections:
+        reading = _principal(spec, sections, note, secondary=secondary)
         if reading is not None:
             return reading
     for pattern in spec.get("values", []):
@@ -431,16 +432,23 @@ def _diagnoses(spec: dict[str, Any], entries: list[str]) -> list[str]:
     return out
 
 
-def _principal(spec: dict[str, Any], q: str, sections: list[Section], note: Note) -> Reading | None:
-    """The one principal diagnosis: a ``Principal dx:`` line when the note has one, else the first listed problem.
+def _principal(spec: dict[str, Any], sections: list[Section], note: Note, secondary: bool = False) -> Reading | None:
+    """The one principal diagnosis (or, ``secondary``, the others): a ``Principal dx:`` line when the note has
+    one, else the first listed problem.
 
     Discharge summaries write the principal diagnosis on its own line before the secondary ones; an H&P or a
     clinic note lists the problem that brought the patient in first in its numbered A/P ("1. CAP - …").
     """
-    headed = [s for s in sections
-              if any(re.search(p, s.heading, re.I) for p in spec.get("principal_headings", []))]
     stop = set(spec.get("stop_sections", []))
-    for group in (headed, [s for s in sections if s.name not in stop]):
+    usable = [s for s in sections if s.name not in stop]
+    headed = [s for s in usable if any(re.search(p, s.heading, re.I) for p in spec.get("principal_headings", []))]
+    if secondary:
+        if headed:
+            rest = [e for s in usable if s not in headed for e in _diagnoses(spec, [_clean(x) for x in _items(s)])]
+        else:
+            rest = _diagnoses(spec, [_clean(x) for s in usable for x in _items(s)])[1:]
+        return Reading(spec["field"], "list", rest or ["none"], "; ".join(rest) or "none", note)
+    for group in (headed, usable):
         for section in group:
             entries = _diagnoses(spec, [_clean(e) for e in _items(section)])
             if entries:
@@ -464,13 +472,28 @@ def _read_medication(spec: dict[str, Any], item: str, q: str, sections: list[Sec
     return Reading("medications", "yes_no", [False], quote[0] if quote else "; ".join(entries), note)
 
 
-def _read_mention(spec: dict[str, Any], item: str, note: Note, sections: list[Section]) -> Reading | None:
+def _read_denied(spec: dict[str, Any], names: list[str], body: str, note: Note) -> Reading:
+    """"Did she deny X?": Yes where a sentence names X negated ("Denies X", "no X"), else No."""
+    from fhirqa.notes.extract import negated
+
+    for sentence in sentences(body):
+        for name in names:
+            m = mentions(name, sentence)
+            if m and negated(sentence, m.start(), m.end()):
+                return Reading(spec["field"], "yes_no", [True], sentence, note)
+    return Reading(spec["field"], "yes_no", [False], "", note)
+
+
+def _read_mention(spec: dict[str, Any], item: str, note: Note, sections: list[Section],
+                  question: str = "") -> Reading | None:
     from fhirqa.notes.extract import negated
 
     names = names_for(item)
     body = "\n".join(s.text for s in sections) if sections else note.text
     # "Was ACS ruled out?": the item counts only where the sentence also says the field's context ("ruled out")
     context = [re.compile(p, re.I) for p in spec.get("context", [])]
+    if question and any(re.search(p, question.lower()) for p in spec.get("inverse_asks", [])):
+        return _read_denied(spec, names, body, note)
     for sentence in sentences(body):
         if sentence.startswith("#"):
             continue

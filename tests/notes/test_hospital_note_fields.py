@@ -130,3 +130,15 @@ def test_length_of_stay_is_the_number_the_note_writes_else_the_days_between_its_
     assert _read("How many days was the length of stay in the DC summary?", undated).value == [4]
     short = "DISCHARGE SUMMARY\nAdmission date: 2024-03-01\nDischarge date: 2024-03-03\n"
     assert _read("LOS per the discharge summary?", short).value == [2]
+
+
+def test_secondary_diagnoses_are_the_ones_besides_the_principal():
+    assert _read("secondary diagnoses per the discharge summary?", SUMMARY).value == [
+        "type 2 diabetes", "chronic kidney disease stage 3a"]
+    # without a principal line, the problems after the first one
+    assert _read("other diagnoses in the H&P?", HP).value == ["AKI on CKD 3a"]
+
+
+def test_did_she_deny_x_is_yes_where_the_note_negates_x():
+    assert _read("Did she deny hematuria in the H&P?", HP).value == [True]
+    assert _read("Did she deny dysuria in the H&P?", HP).value == [False]  # she reported it
