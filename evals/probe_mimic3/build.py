@@ -4,7 +4,8 @@ Generates ~20 synthetic ICU patients with a seeded RNG as MIMIC-III CSV files (t
 names, upper case, as PhysioNet ships them: PATIENTS.csv, ADMISSIONS.csv, ICUSTAYS.csv, LABEVENTS.csv +
 D_LABITEMS.csv, CHARTEVENTS.csv + D_ITEMS.csv, PRESCRIPTIONS.csv, INPUTEVENTS_MV.csv, DIAGNOSES_ICD.csv +
 D_ICD_DIAGNOSES.csv, PROCEDURES_ICD.csv + D_ICD_PROCEDURES.csv), a typed DuckDB copy, and the question set
-whose gold answers are computed here, in plain Python over the generated rows. Imports nothing from fhirqa.
+whose gold answers are computed here, in plain Python over the generated rows, then re-derived by SQL over the
+DuckDB copy (exit 2 when the two disagree). Imports nothing from fhirqa.
 
     python evals/probe_mimic3/build.py --out DIR            # DIR/csv/*.csv, DIR/mimic3.duckdb, questions.jsonl
     python evals/probe_mimic3/build.py --out DIR --check    # exit 1 when questions.jsonl is stale
@@ -22,6 +23,7 @@ import csv
 import hashlib
 import json
 import random
+import re
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -867,6 +869,131 @@ def make_questions(pats: list[dict], db: Db) -> list[dict]:
     return rows
 
 
+def verify_sql(path: Path, rows: list[dict]) -> list[str]:
+    """Re-derive the gold of the value, count, date and name questions by SQL over the typed DuckDB copy.
+
+    A second derivation, independent of the Python bookkeeping that wrote the questions: the item, admission
+    and ICU stay are taken from the gold row (`gold_refs`), everything else is recomputed. Returns the mismatches.
+    """
+    import duckdb
+
+    con = duckdb.connect(str(path), read_only=True)
+
+    def one(sql: str, *args: object) -> object:
+        return con.execute(sql, list(args)).fetchone()[0]
+
+    def last_hadm(sid: int, now: str) -> int:
+        return one("SELECT hadm_id FROM admissions WHERE subject_id = ? AND admittime <= ?::TIMESTAMP "
+                   "ORDER BY admittime DESC LIMIT 1", sid, now[:19])
+
+    # a value's table, and the rows of the same item in the question's window
+    def scope(ref: str, sid: int, window: str, now: str) -> tuple[str, str, list]:
+        table, rid = ref.split("/")
+        item = one(f"SELECT itemid FROM {table} WHERE row_id = ?", int(rid))
+        where, args = "subject_id = ? AND itemid = ? AND charttime <= ?::TIMESTAMP", [sid, item, now[:19]]
+        if table == "chartevents":
+            where += " AND error = 0"
+        if window == "stay":
+            hadm = last_hadm(sid, now)
+            where += (" AND charttime BETWEEN (SELECT admittime FROM admissions WHERE hadm_id = ?) AND "
+                      "(SELECT dischtime FROM admissions WHERE hadm_id = ?)")
+            args += [hadm, hadm]
+        return table, where, args
+
+    bad: list[str] = []
+    for q in rows:
+        sid, cat, t, now = int(q["patient_id"]), q["category"], q["template"], q["now"]
+        exp = q["expected"][0] if q["expected"] else None
+        stay = "this adm" in q["question"] or "on admission" in q["question"] or "ICU stay" in q["question"]
+        got: object = exp
+        if cat in ("latest_value", "value_in_window", "min_max", "average", "count_measurements") and q["gold_refs"]:
+            table, where, args = scope(q["gold_refs"][0], sid, "stay" if stay else "all", now)
+            agg = {"latest_value": "arg_max(valuenum, charttime)", "value_in_window": "arg_min(valuenum, charttime)",
+                   "average": "round(avg(valuenum), 4)", "count_measurements": "count(*)",
+                   "min_max": "max(valuenum)" if "-max" in t else "min(valuenum)"}[cat]
+            got = one(f"SELECT {agg} FROM {table} WHERE {where}", *args)
+        elif cat == "trend":
+            table, where, args = scope(q["gold_refs"][0], sid, "stay", now)
+            first, last = con.execute(f"SELECT arg_min(valuenum, charttime), arg_max(valuenum, charttime) FROM {table} "
+                                      f"WHERE {where}", args).fetchone()
+            ratio = (last - first) / abs(first)
+            got = "increasing" if ratio > 0.05 else "decreasing" if ratio < -0.05 else "stable"
+        elif cat == "first_last_time" and "lab-last" in t:
+            table, where, args = scope(q["gold_refs"][0], sid, "all", now)
+            got = str(one(f"SELECT max(charttime)::DATE FROM {table} WHERE {where}", *args))
+        elif cat == "first_last_time":
+            got = str(one(f"SELECT {'max' if 'adm-last' in t else 'min'}(admittime)::DATE FROM admissions "
+                          "WHERE subject_id = ?", sid))
+        elif cat == "count_encounters":
+            got = one(f"SELECT count(*) FROM {'icustays' if 'icustays' in t else 'admissions'} WHERE subject_id = ?",
+                      sid)
+        elif cat == "count_other":
+            drug = t.split("/")[1].removeprefix("rx-")
+            got = one("SELECT count(*) FROM prescriptions WHERE subject_id = ? AND drug_type = 'MAIN' AND "
+                      "lower(drug) LIKE ?", sid, f"%{drug}%")
+        elif cat == "demographics":
+            kind = t.split("/")[1]
+            dob, gender, dod = con.execute("SELECT dob::DATE, gender, dod::DATE FROM patients WHERE subject_id = ?",
+                                           [sid]).fetchone()
+            got = {"dob": str(dob), "gender": {"M": "male", "F": "female"}[gender], "dod": str(dod),
+                   "deceased": (dod is not None) if "/0" in t[-2:] else (dod is None)}[kind]
+        elif cat == "diagnoses":
+            hadm = last_hadm(sid, now)
+            titles = [r[0] for r in con.execute(
+                "SELECT d.long_title FROM diagnoses_icd x JOIN d_icd_diagnoses d USING (icd9_code) "
+                "WHERE x.hadm_id = ? ORDER BY x.seq_num", [hadm]).fetchall()]
+            got = titles[0] if "primary" in t else sorted(set(titles))
+            exp = exp if "primary" in t else q["expected"]
+        elif cat == "daily_total":
+            item, day = con.execute("SELECT itemid, starttime::DATE FROM inputevents_mv WHERE row_id = ?",
+                                    [int(q["gold_refs"][0].split("/")[1])]).fetchone()
+            agg = "count(*)" if "doses" in t else "round(sum(amount), 4)"
+            got = one(f"SELECT {agg} FROM inputevents_mv WHERE subject_id = ? AND itemid = ? AND starttime::DATE = ? "
+                      "AND statusdescription <> 'Rewritten'", sid, item, day)
+        elif cat == "no_data":
+            got = None
+        elif cat == "threshold":
+            key = t.split("/")[1]
+            op, cut = re.search(r"([<>]) ([\d.]+)", q["question"]).groups()
+            if key in VITALS:
+                got = bool(one(f"SELECT count(*) FROM chartevents WHERE subject_id = ? AND itemid = ? AND error = 0 "
+                               f"AND valuenum {op} ? AND icustay_id = (SELECT icustay_id FROM icustays WHERE "
+                               "hadm_id = ?)", sid, VITALS[key][0], float(cut), last_hadm(sid, now)))
+            else:
+                got = bool(one(f"SELECT count(*) FROM labevents l JOIN admissions a USING (subject_id) WHERE "
+                               f"l.subject_id = ? AND a.hadm_id = ? AND l.itemid = ? AND l.valuenum {op} ? AND "
+                               "l.charttime BETWEEN a.admittime AND a.dischtime", sid, last_hadm(sid, now),
+                               LABS[key][0], float(cut)))
+        elif cat == "age":
+            dob, dod = con.execute("SELECT dob, dod FROM patients WHERE subject_id = ?", [sid]).fetchone()
+            if "at-admission" in t:
+                at = one("SELECT admittime FROM admissions WHERE hadm_id = ?", last_hadm(sid, now))
+            else:
+                at = min(dod, datetime.fromisoformat(now[:19])) if dod else datetime.fromisoformat(now[:19])
+            got = _years(dob, at)
+        elif cat.startswith("existence"):
+            kind, code = t.split("/")[1].split("-", 1)
+            if kind == "drug":
+                names = sorted({RX[k][0].lower() for k in RX_KEYS_OF[code]})
+                n = sum(one("SELECT count(*) FROM prescriptions WHERE subject_id = ? AND lower(drug) = ?", sid, nm)
+                        for nm in names)
+                if code in INPUTS:
+                    n += one("SELECT count(*) FROM inputevents_mv WHERE subject_id = ? AND itemid = ? AND "
+                             "statusdescription <> 'Rewritten'", sid, INPUTS[code][0])
+            else:
+                n = one(f"SELECT count(*) FROM {'diagnoses_icd' if kind == 'dx' else 'procedures_icd'} "
+                        "WHERE subject_id = ? AND icd9_code::VARCHAR = ?", sid, code)
+            got = n > 0
+        if isinstance(exp, float) and isinstance(got, (int, float)):
+            ok = abs(got - exp) <= 1e-6 * max(1, abs(exp))
+        else:
+            ok = got == exp
+        if not ok:
+            bad.append(f"{q['id']}: gold {exp!r}, SQL {got!r}")
+    con.close()
+    return bad
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="folder for csv/ and mimic3.duckdb")
@@ -879,6 +1006,12 @@ def main() -> int:
     if not args.no_duckdb:
         write_duckdb(out / "csv", out / "mimic3.duckdb")
     rows = make_questions(pats, db)
+    if not args.no_duckdb:
+        bad = verify_sql(out / "mimic3.duckdb", rows)
+        for line in bad:
+            print("SQL re-derivation disagrees:", line, file=sys.stderr)
+        if bad:
+            return 2
     text = "".join(json.dumps(q, ensure_ascii=False, separators=(",", ":")) + "\n" for q in rows)
     print(f"{len(pats)} patients, {sum(len(v) for v in db.t.values())} rows, csv sha256 {digest[:16]}, "
           f"{len(rows)} questions", file=sys.stderr)
