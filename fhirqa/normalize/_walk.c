@@ -719,7 +719,9 @@ rewrite_node(PyObject *node, PyObject *full_urls, PyObject *resolve, int depth)
             if (resolved == NULL) {
                 if (!starts_with_ascii(value, "#", 1) && !starts_with_ascii(value, "urn:", 4)
                     && PyUnicode_FindChar(value, '?', 0, PyUnicode_GET_LENGTH(value), 1) == -1) {
+                    Py_INCREF(value);  /* Python code runs: hold what we pass it */
                     owned = PyObject_CallOneArg(resolve, value);
+                    Py_DECREF(value);
                     if (owned == NULL)
                         return -1;
                     if (owned != Py_None)
