@@ -135,14 +135,16 @@ def compact_spec(spec: dict[str, Any]) -> dict[str, Any]:
         if schema.get("description") and "enum" not in schema and name not in _SELF_EXPLANATORY:
             slim["description"] = _first_sentence(schema["description"])
         properties[name] = slim
-    slim_params = {k: v for k, v in params.items() if k not in ("properties", "additionalProperties")}
+    slim_params = {k: v for k, v in params.items()
+                   if k not in ("properties", "additionalProperties") and not (k == "required" and not v)}
     return {"name": spec["name"], "description": _first_sentence(spec.get("description", "")),
             "parameters": {**slim_params, "properties": properties}}
 
 
-# Parameter names whose meaning the system prompt and the tool description already carry.
+# Parameter names whose meaning the system prompt and the tool description already carry
+# (the composer prompt says what final_answer's answer, text and evidence hold).
 _SELF_EXPLANATORY = frozenset({"records", "view", "item", "index", "mode", "op", "start", "end", "text", "answer",
-                               "status", "unit", "a", "b", "field"})
+                               "status", "unit", "a", "b", "field", "evidence"})
 
 
 ALWAYS_OFFERED = ("get_resources", "filter_by_date", "get_by_index", "final_answer")
