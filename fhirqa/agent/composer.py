@@ -119,9 +119,7 @@ def compact_result(data: dict[str, Any], old: bool = False) -> dict[str, Any]:
                 if shared:
                     rows = iter(slim)
                     value = [r if isinstance(r, str) else next(rows) for r in value]
-                # A column empty in every row is simply absent; the one item name is already in "items".
-                items = out.get("items")
-                stated = {k: v for k, v in shared.items() if v is not None and not (isinstance(items, list) and items == [v])}
+                stated = {k: v for k, v in shared.items() if v is not None}  # empty in every row: simply absent
                 if stated:
                     ordered[SHARED_KEY if key == "preview" else f"{key}_share"] = stated
         elif key in _BULKY and isinstance(value, dict) and old:

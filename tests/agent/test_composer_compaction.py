@@ -27,16 +27,16 @@ def lookup(rows: int) -> dict:
 
 
 def as_seen(result: dict, row: dict) -> dict:
-    """A preview row as a model reads it: its own columns, the shared ones and the one item name."""
-    return {"name": result["items"][0], **result.get("rows_share", {}), **row}
+    """A preview row as a model reads it: its own columns and the shared ones."""
+    return {**result.get("rows_share", {}), **row}
 
 
 def test_a_preview_keeps_every_value_and_ref_once():
     original = lookup(5)
     sent = compact_result(original)
     assert sent["handle"] == "r1" and sent["count"] == 5 and sent["time_range"] == original["time_range"]
-    # Columns with one value in every row are said once; the one item name is already in "items".
-    assert sent["rows_share"] == {"unit": "mg/dL", "category": "laboratory"}
+    # Columns with one value in every row are said once.
+    assert sent["rows_share"] == {"name": LDL, "unit": "mg/dL", "category": "laboratory"}
     assert list(sent).index("rows_share") < list(sent).index("preview")
     assert all("name" not in row and "unit" not in row for row in sent["preview"])
     # Empty columns are absent; what a row says (value, time, flag) and its ref are all there.
