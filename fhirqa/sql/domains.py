@@ -7,7 +7,12 @@ its tables read as the canonical views (``observation``, ``medication``, ``condi
 ``tbl`` (source table) · ``row_id`` (its row key) · ``name`` · ``code`` · ``source_code`` · ``value`` ·
 ``value_text`` · ``unit`` · ``time`` · ``end_time`` · ``kind`` · ``status`` · ``class_code`` · ``alt_class`` ·
 ``sig`` · ``quantity`` · ``days_supply`` · ``dose`` · ``dose_unit`` · ``category`` · ``parent_name`` (a panel's
-components) · ``value_col`` · ``time_col`` · ``name_col`` (the source columns, for evidence)
+components) · ``value_col`` · ``time_col`` · ``name_col`` (the source columns, for evidence) · ``encounter_id``
+(the hospital stay a row belongs to: MIMIC ``hadm_id``, OMOP ``visit_occurrence_id``) · ``rank`` (a diagnosis's
+place in its stay: MIMIC ``seq_num``; OMOP 1 for a primary condition)
+
+Besides the FHIR views, ``icu_stay`` reads the ICU stays (MIMIC ``icustays``; OMOP ``visit_detail`` of an ICU
+concept), the window of "during the ICU stay".
 
 OMOP CDM: ``measurement`` + ``observation``; ``drug_exposure`` (vaccines, CVX, apart); ``condition_occurrence``;
 ``procedure_occurrence``; ``visit_occurrence``; names from ``concept``. MIMIC-III: ``labevents``/``d_labitems`` +
@@ -18,16 +23,18 @@ NULL, so a trimmed or older schema still works.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from fhirqa.sql.schema import Schema, builtin
 
 COLUMNS = ("tbl", "row_id", "name", "code", "source_code", "value", "value_text", "unit", "time", "end_time", "kind",
            "status", "class_code", "alt_class", "sig", "quantity", "days_supply", "dose", "dose_unit", "category",
-           "parent_name", "value_col", "time_col", "name_col")
-_NUMERIC = {"row_id", "value", "quantity", "days_supply", "dose"}
+           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank")
+_NUMERIC = {"row_id", "value", "quantity", "days_supply", "dose", "encounter_id", "rank"}
 _TIMES = {"time", "end_time"}
 VIEWS = ("observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy")
+STAY_VIEWS = ("icu_stay",)  # read by window anchors and stay counts, never searched for an item
 
 
 @dataclass
@@ -208,7 +215,8 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         _omop_named(b, "condition", "condition_source_value")
         b.values.update(time=b.first(b.col("condition_start_datetime"), b.col("condition_start_date")),
                         end_time=b.first(b.col("condition_end_datetime"), b.col("condition_end_date")),
-                        status=b.col("condition_status_source_value"), time_col=b.lit("condition_occurrence.condition_start_datetime"))
+                        status=b.col("condition_status_source_value"), time_col=b.lit("condition_occurrence.condition_start_datetime"),
+                        encounter_id=b.col("visit_occurrence_id"), rank=_omop_primary(b))
         out.append(b)
     if view == "procedure" and "procedure_occurrence" in t:
         b = Branch(schema, d, "procedure_occurrence", "x")
@@ -219,7 +227,28 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         out.append(b)
     if view == "encounter" and "visit_occurrence" in t:
         out.append(_omop_visit(schema, d))
+    if view == "icu_stay" and "visit_detail" in t:
+        b = Branch(schema, d, "visit_detail", "x")
+        concept = b.col("visit_detail_concept_id")
+        if concept != "NULL":
+            c = _concept(b, "visit_detail_concept_id", "c")
+            ids = ", ".join(str(i) for i in builtin("omop_cdm")["icu_concepts"]["ids"])
+            b.values.update(name=b.first(f"{c}.concept_name" if c else "NULL", b.col("visit_detail_source_value")),
+                            time=b.first(b.col("visit_detail_start_datetime"), b.col("visit_detail_start_date")),
+                            end_time=b.first(b.col("visit_detail_end_datetime"), b.col("visit_detail_end_date")),
+                            encounter_id=b.col("visit_occurrence_id"), name_col=b.lit("visit_detail.visit_detail_concept_id"),
+                            time_col=b.lit("visit_detail.visit_detail_start_datetime"))
+            b.where.append(f"{concept} IN ({ids})")
+            out.append(b)
     return out
+
+
+def _omop_primary(b: Branch) -> str:
+    """1 for a condition the record marks as the visit's principal one (status or type concept), else NULL."""
+    ids = ", ".join(str(i) for i in builtin("omop_cdm")["primary_condition_concepts"]["ids"])
+    marks = [f"{col} IN ({ids})" for col in (b.col("condition_status_concept_id"), b.col("condition_type_concept_id"))
+             if col != "NULL"]
+    return f"CASE WHEN {' OR '.join(marks)} THEN 1 END" if marks else "NULL"
 
 
 def _omop_visit(schema: Schema, d: Dialect) -> Branch:
@@ -240,7 +269,8 @@ def _omop_visit(schema: Schema, d: Dialect) -> Branch:
                     alt_class=f"CASE {concept_id} {alts} END" if concept_id != "NULL" and alts else "NULL",
                     time=b.first(b.col("visit_start_datetime"), b.col("visit_start_date")),
                     end_time=b.first(b.col("visit_end_datetime"), b.col("visit_end_date")),
-                    name_col=b.lit("visit_occurrence.visit_concept_id"), time_col=b.lit("visit_occurrence.visit_start_datetime"))
+                    name_col=b.lit("visit_occurrence.visit_concept_id"), time_col=b.lit("visit_occurrence.visit_start_datetime"),
+                    encounter_id=b.col("visit_occurrence_id"))
     return b
 
 
@@ -253,8 +283,10 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
                 continue
             b = Branch(schema, d, table, alias)
             joined = b.join(items, "di", f"di.itemid = {b.col('itemid')}")
+            code = b.first(b.col("loinc_code", "di", items) if joined else "NULL",
+                           _item_loinc(b) if table == "chartevents" else "NULL")
             b.values.update(name=b.first(b.col("label", "di", items) if joined else "NULL", d.text(b.col("itemid"))),
-                            code=b.col("loinc_code", "di", items) if joined else "NULL", source_code=b.col("itemid"),
+                            code=code, source_code=b.col("itemid"),
                             value=b.col("valuenum"), value_text=b.col("value"), unit=b.col("valueuom"), time=b.col("charttime"),
                             value_col=b.lit(f"{table}.valuenum"), time_col=b.lit(f"{table}.charttime"),
                             name_col=b.lit(f"{table}.itemid"),
@@ -288,10 +320,13 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
     for wanted, table, names in (("condition", "diagnoses_icd", "d_icd_diagnoses"), ("procedure", "procedures_icd", "d_icd_procedures")):
         if view == wanted and table in t:
             b = Branch(schema, d, table, "dx")
-            joined = b.join(names, "dn", f"dn.icd9_code = {b.col('icd9_code')}")
+            code = d.text(b.col("icd9_code")) if b.col("icd9_code") != "NULL" else "NULL"
+            # codes compared and named as text: a loader may have typed an all-digit code column as a number
+            joined = b.join(names, "dn", f"{d.text('dn.icd9_code')} = {code}") if code != "NULL" else False
             b.join("admissions", "a", f"a.hadm_id = {b.col('hadm_id')}")
             title = b.first(b.col("long_title", "dn", names), b.col("short_title", "dn", names)) if joined else "NULL"
-            b.values.update(name=b.first(title, b.col("icd9_code")), code=b.col("icd9_code"), source_code=b.col("icd9_code"),
+            b.values.update(name=b.first(title, code), code=code, source_code=code,
+                            encounter_id=b.col("hadm_id"), rank=b.col("seq_num"),
                             time=b.col("admittime", "a", "admissions") if "admissions" in t else "NULL",
                             time_col=b.lit("admissions.admittime"), name_col=b.lit(f"{table}.icd9_code"))
             out.append(b)
@@ -310,9 +345,29 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         b.values.update(name=b.first(b.col("admission_type"), "'admission'"), code=b.col("admission_type"), class_code="'IMP'",
                         alt_class=f"CASE WHEN {' OR '.join(emer)} THEN 'EMER' END" if emer else "NULL",
                         time=b.col("admittime"), end_time=b.col("dischtime"), name_col=b.lit("admissions.admission_type"),
-                        time_col=b.lit("admissions.admittime"), status=b.col("discharge_location"))
+                        time_col=b.lit("admissions.admittime"), status=b.col("discharge_location"), encounter_id=b.col("hadm_id"))
+        out.append(b)
+    if view == "icu_stay" and "icustays" in t:
+        b = Branch(schema, d, "icustays", "ic")
+        b.values.update(name=b.first(b.col("first_careunit"), "'ICU stay'"), code=b.col("icustay_id"), time=b.col("intime"),
+                        end_time=b.col("outtime"), encounter_id=b.col("hadm_id"), name_col=b.lit("icustays.first_careunit"),
+                        time_col=b.lit("icustays.intime"))
         out.append(b)
     return out
+
+
+def _item_loinc(b: Branch) -> str:
+    """The LOINC code of a chart item (D_ITEMS has none): ``item_loinc`` of ``fhirqa/sql/data/mimic_iii.json``."""
+    itemid = b.col("itemid")
+    if itemid == "NULL":
+        return "NULL"
+    return f"CASE {b.d.text(itemid)} {_item_loinc_cases()} END"
+
+
+@functools.lru_cache(maxsize=1)
+def _item_loinc_cases() -> str:
+    codes = builtin("mimic_iii")["item_loinc"]["codes"]
+    return " ".join(f"WHEN '{item}' THEN '{code}'" for item, code in codes.items())
 
 
 def domain_sql(schema: Schema, dialect: str, view: str) -> str:

@@ -58,6 +58,19 @@ def omop_spec() -> dict[str, Any]:
     return dict(json.loads((DATA / "omop_cdm.json").read_text("utf-8")))
 
 
+def text_columns(kind: str) -> frozenset[str]:
+    """Columns of a MIMIC load kept as text (``text_columns`` of ``fhirqa/sql/data/mimic_iii.json``): codes lose
+    their meaning as numbers, and one typed as a number cannot meet the same code typed as text."""
+    if kind != "mimic":
+        return frozenset()
+    return frozenset(_mimic_text_columns())
+
+
+@lru_cache(maxsize=1)
+def _mimic_text_columns() -> tuple[str, ...]:
+    return tuple(json.loads((DATA / "mimic_iii.json").read_text("utf-8"))["text_columns"]["columns"])
+
+
 def omop_type(column: str) -> str:
     """The CDM type of an OMOP column, from the CDM's naming conventions."""
     name = column.lower()
@@ -164,7 +177,7 @@ def load_csv(source: str | Path, out: Path, kind: str = "auto") -> LoadReport:
 
 
 def _load_table(con: Any, table: str, csv: Path, kind: str) -> int:
-    """One CSV into one table; OMOP columns typed by the CDM, others by DuckDB's detection."""
+    """One CSV into one table; OMOP columns typed by the CDM, others by DuckDB's detection (MIMIC codes as text)."""
     import duckdb
 
     raw = f"read_csv({_quote(str(csv))}, header = true, all_varchar = true, sample_size = -1)"
@@ -187,6 +200,11 @@ def _load_table(con: Any, table: str, csv: Path, kind: str) -> int:
         except duckdb.Error:
             detected = raw
         described = [d[0] for d in con.execute(f"SELECT * FROM {detected} LIMIT 0").description]
+        text = text_columns(kind)
+        if detected != raw and text & {c.lower() for c in described}:
+            # codes stay text whatever the detection saw (all-digit ICD-9 procedure codes would become BIGINT)
+            overrides = ", ".join(f"{_quote(c)}: 'VARCHAR'" for c in described if c.lower() in text)
+            detected = detected[:-1] + f", types = {{{overrides}}})"
         select = "SELECT " + ", ".join(f"{_ident(c)} AS {_ident(c.lower())}" for c in described) + f" FROM {detected}"
     try:
         con.execute(f"CREATE OR REPLACE TABLE {_ident(table)} AS {select}")

@@ -13,6 +13,7 @@ from typing import Any
 
 from fhirqa.agent.tools.dates import completed_months
 from fhirqa.sql.offline_sql import Compiler, Final, day, final, fmt
+from fhirqa.sql.reading import ICU_CLASS, says_first, without_dose_units
 from fhirqa.sql.records import Spec
 
 PREVIEW = 20  # names listed by a list answer (as the FHIR tools show)
@@ -67,7 +68,9 @@ def count(c: Compiler) -> Final:
     encounter_question = bool(pq.views) and pq.views[0] == "encounter"
     if encounter_question and pq.entity and c.find(["encounter"]) is None:
         pq.entity = ""
-    if pq.encounter_class or (not pq.entity and encounter_question):
+    if pq.encounter_class == ICU_CLASS:
+        spec, label = Spec("icu_stay"), "ICU stays"
+    elif pq.encounter_class or (not pq.entity and encounter_question):
         spec = Spec("encounter", cls=pq.encounter_class)
         what = {"IMP": "inpatient", "EMER": "emergency", "AMB": "ambulatory", "VR": "virtual", "HH": "home health",
                 "WELLNESS": "wellness"}.get(pq.encounter_class or "", "")
@@ -147,7 +150,13 @@ def time_since(c: Compiler) -> Final:
 def daily_dose(c: Compiler) -> Final:
     """Daily total: per-day sums of administrations, else the latest dosed order's instructions."""
     pq, data = c.pq, c.data
-    found = c.find(["medication"])
+    pq.entity = without_dose_units(pq.entity)
+    found = None
+    if pq.med_kind != "request":
+        # what was given is charted apart from the order, often under another name (MIMIC INPUTEVENTS_MV "Insulin -
+        # Regular" beside the PRESCRIPTIONS "Insulin"): the phrase is first resolved among the administrations' names
+        found = c.find(["medication"], kind="administration", among_kind=True)
+    found = found or c.find(["medication"])
     if found is None:
         if pq.comparison:
             return final([False], f"No: the record has no {pq.entity} at all.")
@@ -329,10 +338,61 @@ def age(c: Compiler) -> Final:
     person = c.person  # type: ignore[attr-defined]
     if person is None or person.birth_date is None:
         return final([], "The record has no birth date.", status="no-data")
+    if c.pq.encounter_class and c.pq.encounter_class != ICU_CLASS:
+        return _age_at_encounter(c, person)
     end = person.deceased_time.date() if person.deceased_time else c.data.now.date()
     years = elapsed(person.birth_date, end, "years")
     died = f" at death on {day(person.deceased_time)}" if person.deceased_time else ""
     return final([years], f"The patient is {years} years old{died} (born {person.birth_date}).", unit="years")
+
+
+def _age_at_encounter(c: Compiler, person: Any) -> Final:
+    """"How old was he when admitted (last admission)?": completed years at the start of the latest encounter of
+    the class the question names (the first one when it says "first")."""
+    first = says_first(c.pq)
+    row = c.data.at(Spec("encounter", cls=c.pq.encounter_class), 0 if first else -1)
+    if row is None:
+        return final([], f"The record has no {c.class_label()} encounters.", status="no-data")
+    c.data.cite(row, "time")
+    years = elapsed(person.birth_date, row["time"].date(), "years")
+    return final([years], f"{years} years old at the {'first' if first else 'latest'} {c.class_label()} encounter on "
+                 f"{day(row['time'])} (born {person.birth_date}).", unit="years")
+
+
+def encounter_diagnoses(c: Compiler, principal: bool, first: bool) -> Final:
+    """The coded diagnoses of one encounter (the latest of the question's class, the first when it says "first"),
+    in the record's order (MIMIC ``SEQ_NUM``); ``principal``: the one ranked first (MIMIC ``SEQ_NUM`` 1, OMOP a
+    primary condition concept)."""
+    from fhirqa.agent.backends.offline.plans import STAY_CLASSES
+
+    data = c.data
+    classes = [c.pq.encounter_class] if c.pq.encounter_class else list(STAY_CLASSES)
+    keys = {f"c{i}": cls for i, cls in enumerate(classes)}
+    listed = ", ".join(":" + k for k in keys)
+    stays = data.select(Spec("encounter"), order=f"r.time {'ASC' if first else 'DESC'}, r.row_id {'ASC' if first else 'DESC'}",
+                        limit=1, extra=f"r.time IS NOT NULL AND r.encounter_id IS NOT NULL AND (r.class_code IN ({listed}) "
+                        f"OR r.alt_class IN ({listed}))", params=keys)
+    if not stays:
+        return final([], f"The record has no {c.class_label()} encounters.", status="no-data")
+    stay = stays[0]
+    data.cite(stay, "time")
+    when = f"the {'first' if first else 'latest'} {c.class_label()} encounter ({day(stay['time'])})"
+    rows = data.select(Spec("condition"), order="r.rank IS NULL, r.rank ASC, r.row_id ASC", extra="r.encounter_id = :stay",
+                       params={"stay": stay["encounter_id"]})
+    if principal:
+        rows = [r for r in rows if r.get("rank") is not None and float(r["rank"]) == 1]
+        if not rows:
+            return final([], f"No diagnosis of {when} is marked as the principal one.", status="no-data")
+    if not rows:
+        return final([], f"No diagnoses are coded for {when}.", status="no-data")
+    names: list[str] = []
+    for row in rows:
+        data.cite(row, "name")
+        if row.get("name") is not None and str(row["name"]) not in names:
+            names.append(str(row["name"]))
+    if principal:
+        return final(names[:1], f"The principal diagnosis of {when}: {names[0]}.")
+    return final(names, f"{len(names)} diagnoses of {when}: {'; '.join(names)}.")
 
 
 def age_at(c: Compiler) -> Final:

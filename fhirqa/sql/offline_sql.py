@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from fhirqa.agent.backends.offline.parser import ParsedQuestion, parse
+from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.plans import NUMERIC_INTENTS, item_groups
+from fhirqa.agent.backends.offline.timephrases import Window
 from fhirqa.sql.records import Spec, SqlPatient, iso
 
 Final = dict[str, Any]
@@ -66,13 +67,14 @@ class Compiler:
 
     # -- locating records (plans.find_records / scoped) --------------------------------------------------
     def lookup(self, view: str, entity: str | None, kind: str | None = None, numeric: bool | None = None,
-               category: str | None = None) -> Found:
-        """``get_resources(view, item=entity, kind=…, numeric=…, category=…)`` as SQL (each filter where it applies)."""
+               category: str | None = None, among_kind: bool = False) -> Found:
+        """``get_resources(view, item=entity, kind=…, numeric=…, category=…)`` as SQL (each filter where it applies);
+        ``among_kind``: the entity is resolved among the names of that kind only (administrations, not orders)."""
         spec = Spec(view, kind=kind if view == "medication" else None, numeric=bool(numeric) and view == "observation",
                     category=category if view == "observation" else None)
         if not entity:
             return Found(spec, self.data.count(spec))
-        resolution = self.data.resolve(view, entity)
+        resolution = self.data.resolve(view, entity, kind=spec.kind if among_kind else None)
         if resolution.ambiguous:
             return Found(spec, 0, how=resolution.how, ambiguous=True,
                          candidates=(resolution.candidates or resolution.matched)[:20])
@@ -81,13 +83,13 @@ class Compiler:
         return Found(spec, count, list(resolution.matched), resolution.how, candidates=list(resolution.candidates))
 
     def find(self, views: list[str] | None = None, entity: str | None = None, kind: str | None = None,
-             numeric: bool | None = None, category: str | None = None) -> Found | None:
+             numeric: bool | None = None, category: str | None = None, among_kind: bool = False) -> Found | None:
         """The first view in which the entity resolves to rows (spelling-level matches only as a fallback)."""
         entity = self.pq.entity if entity is None else entity
         fallback: Found | None = None
         candidates: list[str] = []
         for view in views or self.pq.views:
-            found = self.lookup(view, entity, kind, numeric, category)
+            found = self.lookup(view, entity, kind, numeric, category, among_kind)
             if found.ambiguous and not found.fuzzy:
                 return found
             if found.count and not found.fuzzy:
@@ -172,7 +174,7 @@ class Compiler:
 
     def class_label(self) -> str:
         """Readable encounter class."""
-        return {"IMP": "inpatient", "EMER": "emergency", "AMB": "ambulatory", "VR": "virtual", "HH": "home health",
+        return {"ICU": "ICU", "IMP": "inpatient", "EMER": "emergency", "AMB": "ambulatory", "VR": "virtual", "HH": "home health",
                 "WELLNESS": "wellness"}.get(self.pq.encounter_class or "", "matching")
 
     def entity_label(self) -> str:
@@ -307,9 +309,37 @@ class Compiler:
 
 
 def parse_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQuestion:
-    """The offline parser's reading of ``question``. Years of any century are read where the words say they are
-    years ("visits during 2157" in a date-shifted MIMIC database), by the parser's own time phrases."""
-    return parse(question, now, names=names)
+    """The offline parser's reading of ``question``, adjusted for relational EHRs by :mod:`fhirqa.sql.reading` (ICU
+    stays, "last HR", "X given?"). Years of any century are read where the words say they are years ("visits during
+    2157" in a date-shifted MIMIC database), by the parser's own time phrases."""
+    from fhirqa.sql.reading import read_question
+
+    return read_question(question, now, names=names)
+
+
+def resolve_stay(data: SqlPatient, window: Window) -> Window | None:
+    """An anchored window ("this admission", "on admission", "during the ICU stay") as the dates of the stay it means:
+    the patient's latest hospital stay (an inpatient or emergency encounter: MIMIC ``ADMITTIME``–``DISCHTIME``) or
+    latest ICU stay (MIMIC ``ICUSTAYS`` ``INTIME``–``OUTTIME``; OMOP ICU ``visit_detail``) begun by ``now``; one still
+    open at ``now`` comes first and ends at ``now``, as on the FHIR path. None when the record has no such stay."""
+    from fhirqa.agent.backends.offline.plans import STAY_CLASSES
+    from fhirqa.sql.reading import ICU_ANCHOR
+
+    if window.anchor == ICU_ANCHOR:
+        spec, extra, params = Spec("icu_stay"), "r.time IS NOT NULL", {}
+    else:
+        keys = {f"c{i}": c for i, c in enumerate(STAY_CLASSES)}
+        listed = ", ".join(":" + k for k in keys)
+        spec, extra, params = Spec("encounter"), f"r.time IS NOT NULL AND (r.class_code IN ({listed}) OR r.alt_class IN ({listed}))", keys
+    rows = data.select(spec, order="r.time DESC, r.row_id DESC", extra=extra, params=params)
+    if not rows:
+        return None
+    ongoing = [r for r in rows if r.get("end_time") is None or r["end_time"] >= data.now]
+    row = (ongoing or rows)[0]
+    data.cite(row, "time")
+    start, end = row["time"], row.get("end_time")
+    end = data.now if end is None or end >= data.now else end
+    return Window(start, end, f"{window.label} ({start.date()})")
 
 
 def _encounter_class_named(pq: ParsedQuestion) -> str | None:
@@ -333,15 +363,42 @@ def _encounter_class_named(pq: ParsedQuestion) -> str | None:
 
 def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None) -> Final:
     """Answer ``pq`` over ``data`` (``person``: the patient's demographics, for age and demographic questions)."""
-    from fhirqa.sql.offline_intents import INTENTS
+    from fhirqa.sql.offline_intents import INTENTS, encounter_diagnoses
+    from fhirqa.sql.reading import STAY_ANCHORS, diagnosis_question
 
     compiler = Compiler(pq, data)
+    compiler.person = person  # type: ignore[attr-defined]
+    _encounter_word_as_window(compiler)
+    asked = diagnosis_question(pq)
+    if asked is not None:
+        return encounter_diagnoses(compiler, *asked)
+    if pq.window is not None and pq.window.anchor in STAY_ANCHORS and pq.intent not in ("age", "demographic"):
+        stay = resolve_stay(data, pq.window)
+        if stay is None:
+            kind = "ICU stay" if pq.window.anchor == "icu_stay" else "inpatient or emergency encounter"
+            return final([], f"The record has no {kind} to anchor '{pq.window.label}' to.", status="no-data")
+        pq.window = stay
     if not pq.encounter_class and pq.entity and pq.intent not in ("after_drug", "daily_dose", "active_list", "active_check"):
         named = _encounter_class_named(pq)
         items = [v for v in pq.views if v != "encounter"]
         if named and not any((f := compiler.lookup(v, pq.entity)).count and not f.fuzzy for v in items):
             pq.encounter_class, pq.entity = named, ""
             pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
-    compiler.person = person  # type: ignore[attr-defined]
     handler = INTENTS.get(pq.intent, INTENTS["value"])
     return handler(compiler)
+
+
+def _encounter_word_as_window(c: Compiler) -> None:
+    """"admission creatinine this admit?": a value question whose item is one of the patient's results, with an
+    encounter word beside it, asks for the result in that stay, not for the admission: the encounter class is
+    dropped (the parser's stay window, if any, stays)."""
+    pq = c.pq
+    if not pq.encounter_class or not pq.entity or pq.intent not in NUMERIC_INTENTS or "observation" not in c.data.views:
+        return
+    result = c.lookup("observation", pq.entity)
+    if not result.count or result.fuzzy or result.ambiguous:
+        return
+    if c.lookup("encounter", pq.entity).count:
+        return
+    pq.encounter_class = None
+    pq.views = [v for v in pq.views if v != "encounter"] + ["encounter"]

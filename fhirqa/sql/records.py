@@ -163,11 +163,11 @@ class SqlPatient:
 
     # -- items and resolution ---------------------------------------------------------------------------
     @functools.cache  # noqa: B019 - one SqlPatient per question; the cache dies with it
-    def items(self, view: str) -> tuple[list[str], dict[str, set[str]]]:
-        """The patient's item names in ``view`` as of now (most frequent first) and their codes."""
+    def items(self, view: str, kind: str | None = None) -> tuple[list[str], dict[str, set[str]]]:
+        """The patient's item names in ``view`` (of one ``kind``) as of now (most frequent first) and their codes."""
         if view not in self.views:
             return [], {}
-        rows = self.select(Spec(view), "r.name AS name, r.code AS code, r.source_code AS source_code, count(*) AS n",
+        rows = self.select(Spec(view, kind=kind), "r.name AS name, r.code AS code, r.source_code AS source_code, count(*) AS n",
                            group="r.name, r.code, r.source_code", extra="r.name IS NOT NULL")
         counts: dict[str, int] = {}
         codes: dict[str, set[str]] = {}
@@ -230,10 +230,38 @@ class SqlPatient:
                 placed.append(view)
         return tuple(placed)
 
-    def resolve(self, view: str, phrase: str) -> Resolution:
-        """The patient's item names ``phrase`` means in ``view`` (the FHIR path's resolver, same rules)."""
-        names, _ = self.items(view)
-        return self.resolver(view, phrase, names)
+    def resolve(self, view: str, phrase: str, kind: str | None = None) -> Resolution:
+        """The patient's item names ``phrase`` means in ``view`` (the FHIR path's resolver, same rules), among the
+        names of one ``kind`` when given. A phrase that names nothing is tried again as the data file's drug
+        shorthand written out ("hep" → heparin) and as the lexicon's other names for it, longest first ("sepsis" →
+        "septicemia": ICD-9 titles name it so); spelling-level matches of these are not taken."""
+        names, _ = self.items(view, kind)
+        found = self.resolver(view, phrase, names)
+        if found.matched or found.ambiguous or not names:
+            return found
+        for other in self._other_names(phrase):
+            again = self.resolver(view, other, names)
+            if again.matched and not again.how.startswith("fuzzy") and not again.ambiguous:
+                again.how = f"{again.how} (as '{other}')"
+                return again
+        return found
+
+    def _other_names(self, phrase: str) -> list[str]:
+        """The phrase's shorthand written out, then the lexicon's aliases of the concept it names (not of a class)."""
+        from fhirqa.agent.backends.offline.parser import _lexicon
+        from fhirqa.sql.reading import shorthand
+
+        out = [written] if (written := shorthand(phrase)) else []
+        lexicon = _lexicon()
+        if lexicon is None:
+            return out
+        lowered = phrase.lower().strip()
+        for expansion in lexicon.expand(written or phrase):
+            if str(getattr(expansion, "source", "")).endswith("class"):
+                continue
+            aliases = sorted(lexicon.aliases_of(expansion.term), key=lambda a: (-len(a), a))
+            out += [a for a in aliases if len(a) >= 5 and a != lowered and a not in out]
+        return out
 
     # -- evidence ---------------------------------------------------------------------------------------
     def cite(self, row: dict[str, Any], what: str = "value") -> None:

@@ -1,0 +1,163 @@
+"""What the offline SQL writer reads in a question beyond the shared parser's reading (``data/sql_reading.json``).
+
+Relational EHRs hold things a FHIR bundle rarely does: ICU stays inside hospital stays, diagnoses ranked within
+one admission, administrations charted apart from the orders. The shared parser
+(:mod:`fhirqa.agent.backends.offline.parser`) reads the question once for both paths; these functions adjust its
+reading for the SQL path only, from word lists in a data file:
+
+- "during the ICU stay" → a window anchored on the last ICU stay (``anchor="icu_stay"``), and the ICU words leave
+  the item phrase ("temperature ICU stay" → "temperature"); "how many ICU stays?" → the ICU stays are counted;
+- "last HR" → the last heart rate, not the last hour, when nothing else names an item;
+- "insulin given?" → a yes/no question, not the last dose;
+- "diagnoses of the last admission", "primary dx last admit" → the coded diagnoses of one encounter;
+- dose units after a drug ("total insulin (units)") and drug shorthand the lexicon lacks ("hep").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from fhirqa.agent.backends.offline.parser import ParsedQuestion, parse
+from fhirqa.agent.backends.offline.timephrases import Window, find_window
+
+DATA = Path(__file__).parent / "data" / "sql_reading.json"
+ICU_ANCHOR = "icu_stay"
+ICU_CLASS = "ICU"  # the encounter class of an ICU-stay count ("how many ICU stays?")
+STAY_ANCHORS = ("admission", "last_admission", ICU_ANCHOR)
+
+
+@lru_cache(maxsize=1)
+def words() -> dict[str, Any]:
+    """The data file."""
+    return dict(json.loads(DATA.read_text("utf-8")))
+
+
+def _alternation(phrases: list[str]) -> str:
+    return "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in sorted(phrases, key=len, reverse=True))
+
+
+@lru_cache(maxsize=1)
+def _icu_pattern() -> re.Pattern[str]:
+    icu = words()["icu_stay"]
+    return re.compile(rf"\b(?:(?:{_alternation(icu['lead'])})\s+)?(?:(?:{_alternation(icu['determiners'])})\s+)?"
+                      rf"(?:{_alternation(icu['units'])})(?:\s+(?:{_alternation(icu['stay_words'])}))?\b")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case words (letters, digits, inner hyphens)."""
+    return re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", text.lower())
+
+
+def _without(phrase: str, removed: set[str]) -> str:
+    return " ".join(w for w in phrase.split() if w.lower() not in removed)
+
+
+def read_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQuestion:
+    """The shared parser's reading of ``question``, adjusted for relational EHRs (see the module docstring)."""
+    pq = parse(question, now, names=names)
+    pq = _time_unit_naming_item(question, pq, now, names)
+    _icu_stay(pq)
+    if given_check(pq):
+        pq.intent = "exists"
+    return pq
+
+
+def _time_unit_naming_item(question: str, pq: ParsedQuestion, now: datetime, names: tuple[str, ...]) -> ParsedQuestion:
+    """"last HR" read as "in the last 1 hour" with no item left: the unit word is the item ("HR" = heart rate)
+    when the lexicon knows it as one; the question is read again with the lexicon's term in its place."""
+    if pq.entity or pq.window is None or pq.window.anchor:
+        return pq
+    text = question.lower()
+    match = find_window(text, now)
+    if match is None or match.kind != "relative":
+        return pq
+    phrase = text[match.start:match.end]
+    if re.search(r"\d", phrase):
+        return pq
+    unit = phrase.split()[-1]
+    if unit not in words()["time_words_naming_items"]["units"]:
+        return pq
+    from fhirqa.agent.backends.offline.parser import _lexicon
+
+    lexicon = _lexicon()
+    expansions = lexicon.expand(unit) if lexicon is not None else []
+    if not expansions:
+        return pq
+    term = str(expansions[0].term)
+    rewritten = question[:match.start] + question[match.start:match.end][: -len(unit)] + term + question[match.end:]
+    again = parse(rewritten, now, names=names)
+    if not again.entity:
+        return pq
+    again.text = question
+    again.notes.append(f"'{unit}' read as {term}, not as a time unit")
+    return again
+
+
+def _icu_stay(pq: ParsedQuestion) -> None:
+    """ICU-stay words: a window on the last ICU stay, or (nothing else counted) a count of ICU stays."""
+    match = _icu_pattern().search(pq.text.lower())
+    if match is None:
+        return
+    pq.entity = _without(pq.entity, set(tokens(match.group(0))))
+    if pq.intent == "count" and not pq.entity:
+        pq.encounter_class = ICU_CLASS
+        pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
+        return
+    if pq.window is None or pq.window.anchor:
+        pq.window = Window(None, None, "during the ICU stay", anchor=ICU_ANCHOR)
+    if pq.entity and pq.encounter_class == "IMP":
+        pq.encounter_class = None  # "stay" named the ICU stay (the window), not an admission to count or read
+        pq.views = [v for v in pq.views if v != "encounter"] + ["encounter"]
+
+
+def given_check(pq: ParsedQuestion) -> bool:
+    """"insulin given?", "was vanco administered this admission?": a drug and a participle, nothing asking for a
+    value (no "last", "dose", "how much"), is a yes/no question."""
+    if pq.intent != "value" or not pq.entity or not pq.med_kind:
+        return False
+    given = words()["given_check"]
+    rest = [w for w in tokens(pq.text) if w not in set(tokens(pq.entity))]
+    return any(w in given["verbs"] for w in rest) and all(w in given["verbs"] or w in given["frame"] for w in rest)
+
+
+def diagnosis_question(pq: ParsedQuestion) -> tuple[bool, bool] | None:
+    """``(principal only, first encounter)`` when the question asks for the diagnoses of one encounter ("diagnoses
+    of the last admission", "primary dx last admit"), else None. The item phrase must hold nothing but these words."""
+    if pq.intent not in ("value", "list_items") or not (pq.encounter_class or (pq.window and pq.window.anchor)):
+        return None
+    dx = words()["diagnoses"]
+    text = " ".join(tokens(pq.text))
+    if not re.search(rf"\b(?:{_alternation(dx['words'])})\b", text):
+        return None
+    allowed = {w for group in ("words", "principal", "fillers") for p in dx[group] for w in tokens(p)}
+    if any(w not in allowed for w in tokens(pq.entity)):
+        return None
+    principal = bool(re.search(rf"\b(?:{_alternation(dx['principal'])})\b", text))
+    return principal, says_first(pq)
+
+
+def says_first(pq: ParsedQuestion) -> bool:
+    """Whether the question picks the first of several (admissions, stays) rather than the latest."""
+    return any(w in words()["first_words"] for w in tokens(pq.text))
+
+
+def without_dose_units(phrase: str) -> str:
+    """A drug phrase without the dose units written after it ("insulin units" → "insulin"); unchanged when nothing
+    else is left."""
+    kept = _without(phrase, set(words()["dose_units"]))
+    return kept or phrase
+
+
+def shorthand(phrase: str) -> str | None:
+    """The phrase with the data file's drug shorthand written out ("hep" → "heparin"), or None when it has none."""
+    table = {k: v for k, v in words()["shorthand"].items() if k != "note"}
+    lowered = phrase.lower().strip()
+    out = lowered
+    for short, full in sorted(table.items(), key=lambda kv: -len(kv[0])):
+        out = re.sub(rf"(?<![\w-]){re.escape(short)}(?![\w-])", full, out)
+    return out if out != lowered else None
