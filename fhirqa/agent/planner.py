@@ -30,10 +30,18 @@ class Routing:
     completion_tokens: int = 0
 
 
-def _catalog_lines() -> str:
-    # The first sentence of each description says what a view holds; the rest is about its rows,
-    # which the composer's prompt carries for the views routed to.
-    return "\n".join(f"- {name}: {_first_sentence(info.description)}" for name, info in load_catalog().items())
+def _catalog_lines(guidance: str = "") -> str:
+    """Every view by name, and what it holds for each view the routing ``guidance`` does not map.
+
+    The routing skill's map ("Labs, vitals, scores → `observation`") says what each view it names holds;
+    a description beside it would say it twice. A view it does not name keeps the first sentence of its
+    description (the rest is about its rows, which the composer's prompt carries for the routed views).
+    """
+    catalog = load_catalog()
+    lines = [", ".join(catalog)]
+    lines += [f"- {name}: {_first_sentence(info.description)}" for name, info in catalog.items()
+              if f"`{name}`" not in guidance]
+    return "\n".join(lines)
 
 
 def _first_sentence(text: str) -> str:
@@ -41,7 +49,8 @@ def _first_sentence(text: str) -> str:
     return re.split(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=\.)\s", text.strip(), maxsplit=1)[0]
 
 
-ROUTING_SECTIONS = ("When to use", "Failure indicators")  # the view map and the routing mistakes to avoid
+# The routing skill's sections a planner is sent, and their headings there: the view map and the mistakes.
+ROUTING_SECTIONS = {"When to use": "Which view holds what", "Failure indicators": "Mistakes to avoid"}
 
 
 def _routing_skill() -> str:
@@ -53,7 +62,8 @@ def _routing_skill() -> str:
     for skill in load_skills():
         if getattr(skill, "name", "") in ("routing", "route", "view-routing"):
             sections = getattr(skill, "sections", {}) or {}
-            kept = [f"{title}:\n{sections[title].strip()}" for title in ROUTING_SECTIONS if sections.get(title)]
+            kept = [f"{label}:\n{sections[title].strip()}" for title, label in ROUTING_SECTIONS.items()
+                    if sections.get(title)]
             return "\n".join(kept) if kept else str(getattr(skill, "body", ""))
     return ""
 
@@ -66,7 +76,8 @@ def route(model: Backend, question: str, now: datetime, patient: str = "") -> Ro
         data = orjson.loads(turn.text or "{}")
         return Routing(list(data.get("views") or MAIN_VIEWS[:3]), {"parse": data.get("parse")})
     template = (Path(__file__).parent / "prompts" / "planner.md").read_text("utf-8")
-    system = Message("system", template.format(catalog=_catalog_lines(), skill=_routing_skill()))
+    guidance = _routing_skill()
+    system = Message("system", template.format(catalog=_catalog_lines(guidance), skill=guidance))
     turn = model.complete([system, user], [], role="planner")
     views = _parse_views(turn.text or "")
     return Routing(views or MAIN_VIEWS[:3], {"planner_reply": (turn.text or "")[:500]},

@@ -10,6 +10,7 @@ import pytest
 
 from fhirqa.agent import planner
 from fhirqa.agent.backends.base import Message, ModelTurn
+from fhirqa.agent.catalog import load_catalog
 from fhirqa.agent.skills import load_skills
 from fhirqa.agent.tools import tool_specs
 
@@ -36,8 +37,16 @@ def test_the_planner_sees_the_view_map_not_the_composer_steps():
     assert routing_skill.sections["When to use"] in system
     assert routing_skill.sections["Failure indicators"] in system
     assert routing_skill.sections["Steps"] not in system
-    # Each view is named with what it holds; how its rows are laid out is the composer's business.
-    assert "- observation: Measurements and findings" in system and "one row per component" not in system
+    # Every view is named; the map says what each holds, so no description repeats it.
+    assert all(view in system for view in load_catalog())
+    assert "Measurements and findings" not in system
+
+
+def test_a_view_the_routing_map_does_not_name_keeps_its_description():
+    lines = planner._catalog_lines("Labs, vitals → `observation`.")
+    assert "- observation:" not in lines
+    # What a view holds, not how its rows are laid out (that is the composer's prompt).
+    assert "- medication: Medication events: one row per order" in lines and "share request_ref" not in lines
 
 
 def test_spec_descriptions_are_whole_sentences():
