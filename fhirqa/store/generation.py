@@ -293,10 +293,10 @@ def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, 
         bounds: list[str | None] = [None, *splits, None]
         ranges = []
         for low, high in zip(bounds, bounds[1:], strict=False):
-            cond = [f"{key} >= {_literal(low)}" if low is not None else f"{key} IS NOT NULL"]
+            within = [f"{key} >= {_literal(low)}" if low is not None else f"{key} IS NOT NULL"]
             if high is not None:
-                cond.append(f"{key} < {_literal(high)}")
-            ranges.append(" AND ".join(cond))
+                within.append(f"{key} < {_literal(high)}")
+            ranges.append(" AND ".join(within))
         ranges.append(f"{key} IS NULL")  # nulls last, as ORDER BY and Arrow's sort put them
     rows_per_group = max(1_000, min(122_880, size.rows * _ROW_GROUP_BYTES // max(size.bytes, 1)))
     written = 0
