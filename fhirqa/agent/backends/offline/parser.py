@@ -91,7 +91,7 @@ _STOP = set(
     single one largest peak given administered received doses dose versus vs reads read shows says showed
     heaviest busiest receive receives move moved moves shift shifted
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
-    rx rxs rxes yr yrs mos wk wks
+    rx rxs rxes yr yrs mos wk wks net
     """.split()
 )
 
@@ -133,6 +133,8 @@ class ParsedQuestion:
     med_kind: str | None = None  # "administration" (given, doses received) or "request" (prescribed, ordered)
     unit: str | None = None  # the unit the answer is asked in ("in grams")
     kind_cued: bool = True  # active_check: the words named the kind (problem, taking, allergic); else views decide
+    stay_event: str | None = None  # "discharge" (a stay's end) or "length" (its length of stay): the stay itself is asked
+    around_drug: bool = False  # change: last value before the drug's first start → first value after it
     notes: list[str] = field(default_factory=list)
 
     def to_trace(self) -> dict:
@@ -144,7 +146,8 @@ class ParsedQuestion:
             "encounter_class": self.encounter_class, "drug": self.drug,
             "at_time": self.at_time.isoformat() if self.at_time else None, "time_unit": self.time_unit,
             "demographic": self.demographic, "list_kind": self.list_kind, "med_kind": self.med_kind,
-            "category": self.category, "yes_no": self.yes_no,
+            "category": self.category, "yes_no": self.yes_no, "unit": self.unit, "stay_event": self.stay_event,
+            "around_drug": self.around_drug,
         }
 
 
@@ -164,8 +167,15 @@ _WORD_VARIANTS = {r"\bvax\b": "vaccine", r"\bvaxx?ed\b": "vaccinated", r"\bimmun
                   r"\bx-?rays?\b": "x-ray", r"\bhaemoglobin\b": "hemoglobin", r"\banaemia\b": "anemia"}
 
 
+# A second clause that says why the question is asked ("… ? need to know if he needs KCl tonight", "… - checking
+# before LP"): the reason names other things (a drug, a procedure, a time) that are not asked about.
+_ASIDE = re.compile(r"(?:[?!;]|\s[-–—]+)\s*(?:(?:i|we)\s+)?(?:need(?:s|ed)? (?:to|it)|checking|to check|want(?:ed)? to|wondering|"
+                    r"planning|deciding|thinking about|considering|because|b/c|so (?:i|we) can|to see if|going to|about to)\b.*$")
+
+
 def _normalize(text: str) -> str:
     text = text.lower().replace("’", "'").replace("‘", "'")
+    text = _ASIDE.sub(" ", text)
     for pattern, word in _WORD_VARIANTS.items():
         text = re.sub(pattern, word, text)
     text = re.sub(r"[?!]+", " ", text)
@@ -188,12 +198,22 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         text = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", means, text)  # "Tmax" = max temperature
     pq = ParsedQuestion(text=question, now=now)
     text, pq.yes_no = _strip_frames(text)
+    text = _respell(text)
+    text, pq.unit = _asked_unit(text)
     text = _protect_terms(text)
     rest = text
 
     if _parse_lookup(pq, text):
         return pq
 
+    # "LDL before vs after starting the statin", "from the last one before simva to the first one after": the
+    # change across a drug's start (first value after it minus the last one before it)
+    around = _around_drug(rest)
+    if around is not None:
+        pq.drug, span = around
+        pq.around_drug = True
+        rest = rest[: span[0]] + " " + rest[span[1] :]
+        rest = re.sub(r"\(?\b(?:after|post)\s*(?:minus|-|vs\.?|versus)\s*(?:before|pre)\b\)?", " ", rest)
     # after-drug anchors come first: "first A1c after starting metformin" holds a second entity
     drug_end = r"(?=\s*(?:[,.;?]|$)|\s+(?:was|were|is|in|on|during|over|within|what|the|latest|last|first|value|values)\b)"
     subject = r"(?:she|he|they|i|the patient|this patient|patient|the pt|pt)"
@@ -209,6 +229,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     ) or re.search(r"\bpost[- ](?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+(?:start|initiation|initiated|started)\b", rest) or re.search(
         r"\b(?:after|since|once)\s+(?:(?:a|an|the|my|his|her|their)\s+)?(?!(?:the\s+)?(?:patient|pt)\b)(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+"
         r"(?:was\s+|were\s+)?(?:first\s+)?(?:began|begun|started|initiated|ordered|prescribed)\b", rest)
+    if pq.around_drug:
+        drug_match = None  # the drug is already read, as the pivot of a change
     if drug_match and re.search(r"\bhow (?:many \w+|long)\b.{0,12}\b(?:since|ago)\b|\b(?:time|days|weeks|months|years|mos|yrs|wks|d) since\b", rest):
         drug_match = None  # "how many years since Plavix was last prescribed": the drug is the event itself
     soon_after = False
@@ -245,6 +267,11 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         rest = _criterion_item(rest, pq.comparison.op)
 
     _classify(pq, rest, now)
+    if pq.around_drug:
+        pq.intent = "change"
+    _stay_frame(pq, rest)
+    if pq.intent == "value" and _counts_visits(rest):
+        pq.intent = "count"  # "ED visits in the past two years?": records of a class named and nothing measured
     if time_match and time_match.kind == "on_admission" and pq.intent in ("value", "time_of"):
         pq.position = "first"  # "K on admission": the first value of the stay
     if pq.intent == "after_drug" and soon_after:
@@ -257,7 +284,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     if asked_in:
         pq.unit = {"grams": "g", "gram": "g", "milligrams": "mg", "milligram": "mg", "micrograms": "mcg",
                    "microgram": "mcg"}.get(asked_in.group(1), asked_in.group(1))
-    pq.entity = _written_case(_entity(rest, pq), question)
+    pq.entity = "" if pq.stay_event else _written_case(_entity(rest, pq), question)
     pq.lexicon_views = _lexicon_views(pq.entity)
     if pq.intent == "count" and _one_day_total(rest, pq):
         pq.intent, pq.aggregate, pq.med_kind = "daily_dose", "sum", "administration"  # "heparin total on 11/1?": a sum
@@ -307,6 +334,10 @@ def _protect_terms(text: str) -> str:
     for term in _protected_terms():
         if term in text:
             text = re.sub(rf"\b{re.escape(term)}s?\b", lambda m: m.group(0).replace(" ", "_"), text)
+        elif term.split()[0] in text:
+            # a word inside made plural ("platelets count", "shingles shots"): the term as the lexicon spells it
+            pattern = r"s?\s+".join(map(re.escape, term.split()))
+            text = re.sub(rf"\b{pattern}s?\b", term.replace(" ", "_"), text)
     return text
 
 
@@ -445,6 +476,7 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     asks_whether = re.match(r"^(?:has|have|had|did|does|do|is|are|was|were)\b", text) and re.search(r"\bever\b|\bdone\b", text) and \
         not re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|(?:^|\s)#", text)
     if not asks_whether and re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|\bcount\b|\bhow many times\b|\btotal number\b|(?:^|\s)#|"
+                 r"\butili[sz]ation\b|"
                  r"\bdoses (?:given|received|administered)\b", text) and not re.search(r"\bhow much\b", text):
         pq.intent = "count"
         pq.encounter_class = _encounter_class(text)
@@ -457,7 +489,8 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         pq.intent, pq.aggregate = "aggregate", agg
         return
     if pq.yes_no or re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any|hx of|history of)\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b", text) or (
-            re.search(r"\bever\b", text) and not re.search(r"\b(?:value|what|which|first|last|latest|result|reading)\b", text)) or (
+            re.search(r"\bever\b|\bat any (?:point|time)\b|\banytime\b", text)
+            and not re.search(r"\b(?:value|what|which|first|last|latest|result|reading)\b", text)) or (
             (_ON_FILE.search(text) or re.search(r"^(?!.*\b(?:of|for)\b)\S+(?:\s+\S+){0,3}\s+(?:hx|history)$", text))
             and not re.search(_VALUE_CUES, text)):
         # "obesity on her history?", "CKD in his hx?": a terse yes/no about the record
@@ -682,3 +715,159 @@ def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
     if names:
         pq.lookup_name = max(names, key=len)
     return True
+
+
+# --- frames over the whole question: a drug's start as a pivot, a stay's end or length, visits counted -------------
+
+_PIVOT_DRUG = r"(?P<drug>[a-z][a-z0-9/_\-]*(?:\s+(?!(?:to|and|vs|versus|after|before|how|what|in|on|was|were|did|is)\b)[a-z0-9][a-z0-9/_\-]*){0,3}?)"
+_STARTING = r"(?:(?:starting|beginning|initiating|initiation of|the start of|start of|going on|being (?:started|put) on)\s+)?"
+_ARTICLE = r"(?:(?:a|an|the|his|her|their|my)\s+)?"
+_AROUND_DRUG = [
+    # "X before vs after (starting) the statin", "X pre/post metformin", "X after vs before lisinopril"
+    re.compile(rf"\b(?:before|pre)\s*(?:vs\.?|versus|and|or|/|to|->|→|-)\s*(?:after|post)\s+{_STARTING}{_ARTICLE}{_PIVOT_DRUG}"
+               r"(?=\s*(?:[,.;:?)(]|$)|\s+(?:was|were|is|in|on|how|what|did|has|have|therapy|treatment|start\w*)\b)"),
+    re.compile(rf"\b(?:after|post)\s*(?:vs\.?|versus|and|/)\s*(?:before|pre)\s+{_STARTING}{_ARTICLE}{_PIVOT_DRUG}"
+               r"(?=\s*(?:[,.;:?)(]|$)|\s+(?:was|were|is|in|on|how|what|did|has|have|therapy|treatment|start\w*)\b)"),
+    # "from the last one before simva to the first one after", "from before the statin to after"
+    re.compile(rf"\b(?:from\s+)?(?:the\s+)?(?:last\s+(?:one|value|result|reading|level|measurement)?\s*)?(?:before|pre|prior to)\s+"
+               rf"{_STARTING}{_ARTICLE}{_PIVOT_DRUG}\s+(?:to|vs\.?|versus|and)\s+(?:the\s+)?(?:first\s+)?"
+               r"(?:(?:one|value|result|reading|level|measurement)\s+)?(?:after|post|since)(?:\s+(?:it|that|starting|start(?:ed)?))?\b"),
+]
+
+
+def _around_drug(text: str) -> tuple[str, tuple[int, int]] | None:
+    """The drug a change pivots on ("LDL before vs after starting the statin") and the span of the phrase."""
+    for pattern in _AROUND_DRUG:
+        if m := pattern.search(text):
+            return m.group("drug").strip(), m.span()
+    return None
+
+
+# Words of stay talk that name no item ("discharged from the hospital most recently", "how long was he in for").
+_STAY_WORDS = re.compile(r"\b(?:hospital|ward|home|recently|length|stay(?:ed|s)?|nights?|inpatient|for|there|kept|out|"
+                         r"released|leave|left|sent|send|came|come|got|get|goes|going)\b")
+_CLASS_WORDS = (r"inpatient|ip|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|hospitali[sz]\w*|hospital|"
+                r"admit(?:s|ted)?|admissions?|stays?|wellness|virtual|urgent|care|room|visits?|encounters?")
+
+
+@lru_cache(maxsize=1)
+def _stay_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(event, pattern) for the words that ask about a stay's end or length (lexicon/encounters.json stay_events)."""
+    lexicon = _lexicon()
+    events = lexicon.data["encounters"].get("stay_events", {}) if lexicon else {}
+    return tuple((event, re.compile(pattern)) for event in ("length", "discharge") for pattern in events.get(event, []))
+
+
+def _stay_frame(pq: ParsedQuestion, text: str) -> None:
+    """"last discharge date?", "LOS?", "how long was he in for": a question about a stay itself, not a value in it.
+
+    Counts only when the words name nothing else: "K at discharge" is a potassium value, "the discharge summary"
+    a note. Length questions become ``stay_length``; discharge questions keep a date / time-since / count / yes-no
+    intent (a date by default) and are answered from the stay's end.
+    """
+    hits = [(event, m) for event, pattern in _stay_patterns() if (m := pattern.search(text))]
+    if not hits:
+        return
+    left = text
+    for _, pattern in _stay_patterns():
+        left = pattern.sub(" ", left)
+    left = re.sub(rf"\b(?:{_CLASS_WORDS})\b", " ", _STAY_WORDS.sub(" ", left))
+    if _has_item(left):
+        return
+    event = hits[0][0]
+    pq.stay_event, pq.entity = event, ""
+    if event == "length":
+        pq.intent, pq.time_unit = "stay_length", _unit_word(text) or "days"
+    elif pq.intent not in ("time_of", "time_since", "count", "exists"):
+        pq.intent = "time_of"
+
+
+def _counts_visits(text: str) -> bool:
+    """Visits of a class asked with no value word ("ED visits in the past two years?"): how many."""
+    return bool(re.search(r"\b(?:visits|encounters|admissions|admits|hospitali[sz]ations|stays|trips)\b", text)
+                and _encounter_class(text) and not re.search(_VALUE_CUES, text)
+                and not _has_item(re.sub(rf"\b(?:{_CLASS_WORDS}|trips?)\b", " ", text)))
+
+
+# --- units an answer is asked in ("in lbs", "(mmol/L)") ----------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _unit_aliases() -> dict[str, str]:
+    """Spelling → unit name, from lexicon/abbreviations.json ``units`` (the dimension tables' own names included)."""
+    lexicon = _lexicon()
+    table = lexicon.data["abbreviations"].get("units", {}) if lexicon else {}
+    names = {unit: unit for dimension in table.get("dimensions", {}).values() for unit in dimension}
+    return names | {k.lower(): v for k, v in table.get("aliases", {}).items()}
+
+
+def _asked_unit(text: str) -> tuple[str, str | None]:
+    """The question without the unit its answer is asked in, and that unit ("weight in lbs" → ("weight", "lb")).
+
+    "in <unit>" counts for any unit the table knows except one-letter and look-alike words ("in in"); a unit in
+    parentheses ("K+ (mmol/L)?") is asked too. A lab unit with a slash is kept as written.
+    """
+    aliases = _unit_aliases()
+    words = sorted((w for w in aliases if len(w) > 1 and w not in ("in", "ft", "u")), key=len, reverse=True)
+    lab = r"(?:[mnpµuk]?(?:mol|g|eq|iu|u)|cells|%)/(?:[dmµ]?l|kg|min|hr?|day|d)"
+    alternatives = "|".join([lab, *map(re.escape, words)])
+    m = re.search(rf"(?:\bin\s+|\(\s*)(?P<u>{alternatives})(?![\w/])\s*\)?", text)
+    if not m:
+        return text, None
+    unit = m.group("u")
+    return text[: m.start()] + " " + text[m.end() :], aliases.get(unit, unit)
+
+
+# --- spelling: a word the lexicon nearly knows ("wieght", "platlets") ----------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _spelling_index() -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
+    """(known words, deletion variant → words): one-edit neighbours of the words naming labs, vitals, conditions,
+    procedures and vaccines (5+ letters). Drug names are left out: brands sit one letter from English words
+    (Aleve, alive), and a misspelt drug is matched by the resolver's own spelling tolerance."""
+    lexicon = _lexicon()
+    known_words = {w for term in (lexicon.terms() if lexicon else []) for w in re.findall(r"[a-z]+", term)}
+    phrases = [alias for name in ("abbreviations", "conditions", "procedures", "immunizations") if lexicon
+               for entry in lexicon.data[name]["entries"] for alias in [entry["term"], *entry.get("aliases", [])]]
+    words = {w for phrase in phrases for w in re.findall(r"[a-z]+", phrase.lower())}
+    words |= {w[:-1] for w in words if w.endswith("s") and not w.endswith("ss")}  # matched against singular stems
+    known = frozenset(known_words | words | _STOP)
+    index: dict[str, set[str]] = {}
+    for word in words:
+        if len(word) >= 5:
+            for variant in {word} | {word[:i] + word[i + 1 :] for i in range(len(word))}:
+                index.setdefault(variant, set()).add(word)
+    return known, {k: tuple(sorted(v)) for k, v in index.items()}
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap of neighbours."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def _respell(text: str) -> str:
+    """Words of 5+ letters the lexicon does not know, respelt as the one lexicon word one typing slip away.
+
+    Only when exactly one word is that close and it begins with the same letter ("wieght" → weight, "platlets" →
+    platelets); any other word is left alone (a drug name the lexicon lacks stays as written).
+    """
+    known, index = _spelling_index()
+
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if len(word) < 5 or word in known or word.rstrip("s") in known:
+            return word
+        # the lexicon's words are singular: "platlets" is looked up as "platlet", and keeps its "s"
+        stem, plural = (word[:-1], "s") if word.endswith("s") and not word.endswith("ss") else (word, "")
+        near = {c for variant in {stem} | {stem[:i] + stem[i + 1 :] for i in range(len(stem))}
+                for c in index.get(variant, ()) if c[0] == stem[0] and _one_edit(stem, c)}
+        return near.pop() + plural if len(near) == 1 else word
+
+    return re.sub(r"(?<![\w/-])[a-z]+(?![\w/-])", fix, text)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Generator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
@@ -20,10 +21,25 @@ from fhirqa.agent.resolver import core_name
 Call = tuple[str, dict[str, Any]]
 Plan = Generator[Call, dict[str, Any], None]
 
-# One unit, many spellings: "units" in a question, "[iU]" or "UNT" in a record.
-_UNIT_NAMES = {"unit": "u", "units": "u", "iu": "u", "[iu]": "u", "unt": "u", "u": "u", "[u]": "u",
-               "grams": "g", "gram": "g", "milligrams": "mg", "micrograms": "mcg", "µg": "mcg", "ug": "mcg"}
-_MASS = {"mcg": 0.001, "ug": 0.001, "µg": 0.001, "mg": 1.0, "g": 1000.0, "kg": 1_000_000.0}
+
+
+@lru_cache(maxsize=1)
+def _unit_table() -> tuple[dict[str, str], dict[str, dict[str, float]], dict[str, float]]:
+    """(spelling → unit, dimension → {unit: size in the base unit}, unit → offset) from lexicon/abbreviations.json.
+
+    One unit has many spellings: "lbs" in a question, "[lb_av]" in a record, "[iU]" or "UNT" for units.
+    """
+    from fhirqa.agent.lexicon import Lexicon
+
+    table = Lexicon.load().data["abbreviations"].get("units", {})
+    aliases = {k.lower(): v for k, v in table.get("aliases", {}).items()}
+    return aliases, table.get("dimensions", {}), table.get("offsets", {})
+
+
+def _unit_key(unit: str | None) -> str:
+    aliases = _unit_table()[0]
+    key = (unit or "").strip().lower()
+    return aliases.get(key, key)
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -304,7 +320,7 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
 
 def plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
-    planner = _PLANS.get(pq.intent, plan_value)
+    planner = plan_stay if pq.stay_event else _PLANS.get(pq.intent, plan_value)
     at_note = note_value(pq)
     if at_note is not None:  # "K per the 11/8/2024 H&P?": that note's value, no-data when it does not state it
         found = yield ("find_in_notes", at_note)
@@ -486,6 +502,11 @@ def plan_value(pq: ParsedQuestion) -> Plan:
         answers.append(value)
         parts.append(f"{row.get(name_field(view)) or pq.entity}: {_shown(row, value, unit)} on {_day(_row_time(row))}")
     word = "first" if pq.position == "first" else "most recent"
+    if len(answers) == 1 and pq.unit:
+        converted, to = _asked_unit(pq, answers[0], unit)
+        if to != unit:  # "weight in lbs": the record's kilograms, converted by the units table
+            parts[0] += f" = {_with_unit(converted, to)}"
+            answers, unit = [converted], to
     yield final(answers, f"The {word} {'; '.join(parts)}.", unit=unit if len(answers) == 1 else None)
 
 
@@ -547,9 +568,13 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
         row = _row((yield ("find_extreme", {"records": handle, "mode": pq.aggregate})))
         value, unit = _row_value(view, row)
         word = "highest" if pq.aggregate == "max" else "lowest"
-        yield final([value], f"The {word} {label(row, pq.entity)}{window} was {_shown(row, value, unit)} on {_day(row.get('time'))}.", unit=unit)
+        converted, to = _asked_unit(pq, value, unit)
+        also = f" = {_with_unit(converted, to)}" if to != unit else ""
+        yield final([converted], f"The {word} {label(row, pq.entity)}{window} was {_shown(row, value, unit)}{also} on "
+                    f"{_day(row.get('time'))}.", unit=to)
         return
     result = yield ("aggregate", {"records": handle, "op": pq.aggregate})
+    result = {**result, **dict(zip(("value", "unit"), _asked_unit(pq, result["value"], result.get("unit")), strict=True))}
     unit = result.get("unit")
     word = {"mean": "average", "median": "median", "sum": "total"}.get(pq.aggregate or "", pq.aggregate)
     yield final([result["value"]], f"The {word} {', '.join(found.get('items') or [pq.entity])}{window} was "
@@ -731,7 +756,10 @@ def _first_last(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tuple[Any
 
 
 def plan_change(pq: ParsedQuestion) -> Plan:
-    """Last minus first value within the window."""
+    """Last minus first value within the window (across a drug's start: first after minus last before)."""
+    if pq.around_drug and pq.drug:
+        yield from plan_around_drug(pq)
+        return
     got = yield from _first_last(pq)
     if len(got) == 1:
         yield got[0]
@@ -760,11 +788,15 @@ def plan_trend(pq: ParsedQuestion) -> Plan:
 
 
 def _convert(value: float, unit: str | None, to: str | None) -> float | None:
-    a, b = _UNIT_NAMES.get((unit or "").lower(), (unit or "").lower()), _UNIT_NAMES.get((to or "").lower(), (to or "").lower())
+    """``value`` in ``unit`` expressed in ``to`` by the units table (None when the two are not one dimension)."""
+    a, b = _unit_key(unit), _unit_key(to)
     if a == b or not a:
         return value
-    if a in _MASS and b in _MASS:
-        return value * _MASS[a] / _MASS[b]
+    _, dimensions, offsets = _unit_table()
+    for sizes in dimensions.values():
+        if a in sizes and b in sizes:
+            base = (value + offsets.get(a, 0.0)) * sizes[a]
+            return base / sizes[b] - offsets.get(b, 0.0)
     return None
 
 
@@ -867,9 +899,9 @@ def _administered_per_day(pq: ParsedQuestion, handle: str) -> Plan:
 
 def _asked_unit(pq: ParsedQuestion, value: Any, unit: str | None) -> tuple[Any, str | None]:
     """``value`` in the unit the question asked for ("in grams"), when the two units convert."""
-    if pq.unit and isinstance(value, (int, float)) and unit:
+    if pq.unit and isinstance(value, (int, float)) and not isinstance(value, bool) and unit:
         converted = _convert(float(value), unit, pq.unit)
-        if converted is not None:
+        if converted is not None and _unit_key(unit) != _unit_key(pq.unit):
             return converted, pq.unit
     return value, unit
 
@@ -914,6 +946,122 @@ def plan_after_drug(pq: ParsedQuestion) -> Plan:
     word = "first" if pq.position == "first" else "most recent"
     yield final([value], f"The {word} {label(row, pq.entity)} after {drug_name} started on {_day(started)} was "
                 f"{_with_unit(value, unit)} on {_day(row.get('time'))}.", unit=unit)
+
+
+def plan_around_drug(pq: ParsedQuestion) -> Plan:
+    """"LDL before vs after the statin": the first value after the drug's first prescription minus the last before it."""
+    located = yield from find_records(pq, views=["medication"], entity=pq.drug)
+    if located is None:
+        yield _no_match(pq, f"medication matching '{pq.drug}'")
+        return
+    _, drug = located
+    if drug.get("ambiguous"):
+        yield _ambiguous(drug, pq.drug or "")
+        return
+    start_row = _row((yield ("get_by_index", {"records": drug["handle"], "index": 0})))
+    started = _instant(start_row.get("time"))
+    found = yield from find_records(pq, views=[v for v in pq.views if v != "medication"] or ["observation"], numeric=True)
+    if found is None or started is None:
+        yield _no_match(pq, f"{pq.entity} results")
+        return
+    view, result = found
+    if result.get("ambiguous"):
+        yield _ambiguous(result, pq.entity)
+        return
+    drug_name = start_row.get("medication_name", pq.drug)
+    before = yield ("filter_by_date", {"records": result["handle"], "end": _iso(started - timedelta(microseconds=1))})
+    after = yield ("filter_by_date", {"records": result["handle"], "start": _iso(started)})
+    if not before.get("count") or not after.get("count"):
+        side = "before" if not before.get("count") else "after"
+        yield final([], f"No {pq.entity} {side} {drug_name} was started on {_day(_iso(started))}; a change needs one on "
+                    "each side.", status="no-data")
+        return
+    last_before = _row((yield ("get_by_index", {"records": before["handle"], "index": -1})))
+    first_after = _row((yield ("get_by_index", {"records": after["handle"], "index": 0})))
+    (a, unit), (b, _) = _row_value(view, first_after), _row_value(view, last_before)
+    diff = yield ("calculate_difference", {"a": a, "b": b})
+    yield final([diff["difference"]], f"{label(first_after, pq.entity)}: {_with_unit(b, unit)} on {_day(last_before.get('time'))} "
+                f"(last before {drug_name} started {_day(_iso(started))}) → {_with_unit(a, unit)} on "
+                f"{_day(first_after.get('time'))} (first after): a change of {_with_unit(diff['difference'], unit)}.", unit=unit)
+
+
+def stay_classes(pq: ParsedQuestion) -> list[str]:
+    """Encounter classes whose encounters are stays: the class the question names ("discharged from the ED"),
+    else the lexicon's stay classes with their related codes (inpatient: IMP, ACUTE, NONAC)."""
+    if pq.encounter_class and pq.encounter_class != "IMP":
+        return [pq.encounter_class]
+    from fhirqa.agent.lexicon import Lexicon
+
+    encounters = Lexicon.load().data["encounters"]
+    kinds = encounters.get("stay_events", {}).get("stay_classes", ["IMP"])
+    codes = [code for group in encounters["classes"] if group["code"] in kinds
+             for code in (group["code"], *group.get("related_codes", []))]
+    return codes or ["IMP"]
+
+
+def plan_stay(pq: ParsedQuestion) -> Plan:
+    """A stay's end or length: the last (first) discharge date, days since it, discharges counted, length of stay.
+
+    A discharge is the end of a stay's period (a stay still open at now has none yet); a length of stay is the
+    calendar days from the admission date to the discharge date, or to now while the stay goes on.
+    """
+    discharge = pq.stay_event == "discharge"
+    order = "end_time" if discharge else "start_time"
+    found = yield ("get_resources", {"view": "encounter"})
+    rows: list[dict[str, Any]] = []
+    total = 0
+    for code in stay_classes(pq) if found.get("count") else []:
+        of_class = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": code, "field": "class_code"})
+        if not of_class.get("count"):
+            continue
+        handle = of_class["handle"]
+        if discharge:  # ended by now: an open stay has no discharge yet
+            ended = yield ("filter_by_date", {"records": handle, "end": _iso(pq.now), "field": "end_time"})
+            if not ended.get("count"):
+                continue
+            handle = ended["handle"]
+        filtered = yield from windowed(pq, handle, field=order)
+        if filtered.get("count") == 0:
+            continue
+        handle = filtered.get("handle") or handle
+        if pq.intent == "count":
+            total += (yield ("count_values", {"records": handle}))["count"]
+            continue
+        index = 0 if pq.position == "first" else -1
+        rows.append(_row((yield ("get_by_index", {"records": handle, "index": index, "order_by": order}))))
+    window = f" {pq.window.label}" if pq.window and not pq.window.anchor else ""
+    what = "discharges" if discharge else "inpatient stays"
+    if pq.intent == "count":
+        yield final([total], f"{total} {what}{window}.")
+        return
+    dated = [r for r in rows if _instant(r.get(order))]
+    if pq.intent == "exists":
+        yield final([bool(dated)], f"Yes: {len(dated)} or more {what}{window}." if dated else f"No {what}{window} in the record.")
+        return
+    if not dated:
+        yield final([], f"The record has no {what}{window}.", status="no-data")
+        return
+    pick = min if pq.position == "first" else max
+    row = pick(dated, key=lambda r: _instant(r[order]))  # type: ignore[arg-type,return-value]
+    word = "first" if pq.position == "first" else "last"
+    stay = f"{label(row, 'stay')} admitted {_day(row.get('start_time'))}"
+    if discharge and pq.intent == "time_since":
+        offset = yield ("calculate_time_offset", {"start": row["end_time"], "unit": pq.time_unit})
+        yield final([offset["value"]], f"{_fmt(offset['value'])} {pq.time_unit} since the {word} discharge on "
+                    f"{_day(row['end_time'])} ({stay}).", unit=pq.time_unit)
+        return
+    if discharge:
+        yield final([row["end_time"]], f"The {word} discharge was on {_day(row['end_time'])} ({stay}).")
+        return
+    end = _instant(row.get("end_time"))
+    ongoing = end is None or (pq.now is not None and end > pq.now)
+    args: dict[str, Any] = {"start": row["start_time"], "unit": pq.time_unit}
+    if not ongoing:
+        args["end"] = row["end_time"]
+    length = yield ("calculate_time_offset", args)
+    until = "so far (still admitted)" if ongoing else f"to discharge on {_day(row['end_time'])}"
+    yield final([length["value"]], f"Length of the {word} stay: {_fmt(length['value'])} {pq.time_unit}, from admission on "
+                f"{_day(row['start_time'])} {until} ({label(row, 'stay')}).", unit=pq.time_unit)
 
 
 def plan_active_list(pq: ParsedQuestion) -> Plan:
@@ -1128,4 +1276,5 @@ _PLANS = {
     "trend": plan_trend, "daily_dose": plan_daily_dose, "after_drug": plan_after_drug, "active_list": plan_active_list,
     "list_items": plan_list_items, "age": plan_age, "demographic": plan_demographic, "age_at": plan_age_at,
     "active_check": plan_active_check, "lookup": plan_lookup, "note_finding": plan_note_finding,
+    "stay_length": plan_stay,
 }

@@ -194,7 +194,7 @@ _BARE_DATE = re.compile(rf"(?P<a>{DATE})")
 # "during 2157", "since 2157", "before 2157", "CY2157"; never a quantity ("in 1000 mg", "for 2000 units").
 _ANY_YEAR = r"(?P<y>\d{4})(?!\d|[,.:/-]\d)(?!\s*(?:mg|mcg|g|kg|units?|u|iu|ml|cc|%|meq|mmol|lbs?|pounds|cm|hrs?|hours?|h)\b)"
 _YEAR_IN = re.compile(rf"\b(?P<word>in|during|for|throughout|within|as of|since|after|from|before|prior to|until)\s+(?:the\s+)?(?:year\s+)?{_ANY_YEAR}")
-_THIS = re.compile(r"\b(?:this|the current)\s+(year|month|week)\b")
+_THIS = re.compile(r"\b(?:this|the current)\s+(year|yr|month|mo|mth|week|wk)\b")
 _LAST_ADMISSION = re.compile(
     r"\b(?:during|in|on|over|throughout|for)\s+(?:the\s+|her\s+|his\s+|my\s+|their\s+)?(?:last|latest|most recent|recent|current)\s+"
     r"(?:admission|hospitali[sz]ation|hospital stay|inpatient stay|stay|hospital visit)\b"
@@ -257,7 +257,7 @@ def _find_window(text: str, now: datetime) -> TimeMatch | None:
         day = moment.date()
         return TimeMatch(Window(_day_start(day), _day_end(day), f"{amount} {m.group(2)} ago"), *m.span(), "ago")
     if m := _THIS.search(text):
-        unit = m.group(1)
+        unit = _unit_name(m.group(1)).replace("mth", "month")
         if unit == "year":
             start = _day_start(date(now.year, 1, 1))
         elif unit == "month":
