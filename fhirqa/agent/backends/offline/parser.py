@@ -807,15 +807,19 @@ def _asked_unit(text: str) -> tuple[str, str | None]:
     "in <unit>" counts for any unit the table knows except one-letter and look-alike words ("in in"); a unit in
     parentheses ("K+ (mmol/L)?") is asked too. A lab unit with a slash is kept as written.
     """
-    aliases = _unit_aliases()
-    words = sorted((w for w in aliases if len(w) > 1 and w not in ("in", "ft", "u")), key=len, reverse=True)
-    lab = r"(?:[mnpµuk]?(?:mol|g|eq|iu|u)|cells|%)/(?:[dmµ]?l|kg|min|hr?|day|d)"
-    alternatives = "|".join([lab, *map(re.escape, words)])
-    m = re.search(rf"(?:\bin\s+|\(\s*)(?P<u>{alternatives})(?![\w/])\s*\)?", text)
+    m = _asked_unit_pattern().search(text)
     if not m:
         return text, None
     unit = m.group("u")
-    return text[: m.start()] + " " + text[m.end() :], aliases.get(unit, unit)
+    return text[: m.start()] + " " + text[m.end() :], _unit_aliases().get(unit, unit)
+
+
+@lru_cache(maxsize=1)
+def _asked_unit_pattern() -> re.Pattern[str]:
+    words = sorted((w for w in _unit_aliases() if len(w) > 1 and w not in ("in", "ft", "u")), key=len, reverse=True)
+    lab = r"(?:[mnpµuk]?(?:mol|g|eq|iu|u)|cells|%)/(?:[dmµ]?l|kg|min|hr?|day|d)"
+    alternatives = "|".join([lab, *map(re.escape, words)])
+    return re.compile(rf"(?:\bin\s+|\(\s*)(?P<u>{alternatives})(?![\w/])\s*\)?")
 
 
 # --- spelling: a word the lexicon nearly knows ("wieght", "platlets") ----------------------------------------------
