@@ -67,8 +67,32 @@ def read_manifest(db: Path) -> Manifest:
     return Manifest(int(data["generation"]), str(data.get("created", "")), dict(data["tables"]))
 
 
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sync_generation(db: Path, manifest: Manifest) -> None:
+    """Flush the files this generation wrote, and their folders, to disk before the manifest names them.
+
+    Without it a power cut after the manifest swap could leave the manifest pointing at files whose
+    bytes never reached the disk (filesystems order a rename's metadata, not other files' data).
+    """
+    folder = generation_dir(db, manifest.generation)
+    written = [db / rel for rel in manifest.tables.values() if (db / rel).is_relative_to(folder)]
+    for path in written:
+        _fsync(path)
+    for directory in sorted({p.parent for p in written} | {folder, folder.parent}, key=lambda p: -len(p.parts)):
+        if directory.exists():
+            _fsync(directory)
+
+
 def write_manifest(db: Path, manifest: Manifest) -> None:
-    """Atomically replace the manifest (write, fsync, rename, fsync the folder)."""
+    """Atomically replace the manifest: the generation's files synced, then write, fsync, rename, fsync the folder."""
+    sync_generation(db, manifest)
     manifest.created = datetime.now(UTC).isoformat(timespec="seconds")
     tmp = db / (MANIFEST + ".tmp")
     with tmp.open("wb") as handle:
@@ -76,11 +100,7 @@ def write_manifest(db: Path, manifest: Manifest) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, db / MANIFEST)
-    dir_fd = os.open(db, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    _fsync(db)
 
 
 def generation_dir(db: Path, generation: int) -> Path:
