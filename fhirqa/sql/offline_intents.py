@@ -81,7 +81,9 @@ def count(c: Compiler) -> Final:
         label = {"medication": "prescriptions", "condition": "conditions", "procedure": "procedures",
                  "immunization": "immunizations", "observation": "observations", "allergy": "allergies"}.get(view, view)
     else:
-        found = c.find(kind=pq.med_kind or "request")
+        # orders and administrations are often named apart (MIMIC PRESCRIPTIONS "Heparin", INPUTEVENTS_MV "Heparin
+        # Sodium"): the phrase is first resolved among the names of the kind asked about
+        found = c.find(kind=pq.med_kind or "request", among_kind=True) or c.find(kind=pq.med_kind or "request")
         if found is None:
             return final([0], f"The record has no {pq.entity}; the count is 0.")
         if found.ambiguous:
@@ -108,6 +110,9 @@ def exists(c: Compiler) -> Final:
     if pointed and pq.entity:
         placed = c.data.concept_views(pq.entity)
         pointed += [v for v in pq.views if v in placed and v not in pointed]
+    if located is None and pq.med_kind and "medication" in (pointed or pq.views):
+        # "heparin given on 6/2?": the administrations' own names first (MIMIC "Heparin Sodium" beside the order)
+        located = c.find(["medication"], kind=pq.med_kind, among_kind=True)
     located = located or c.find(pointed or None)
     if located is None:
         searched = ", ".join(pointed or pq.views[:4])

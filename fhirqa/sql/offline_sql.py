@@ -20,6 +20,7 @@ from typing import Any
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.plans import NUMERIC_INTENTS, item_groups
 from fhirqa.agent.backends.offline.timephrases import Window
+from fhirqa.sql.reading import ICU_CLASS
 from fhirqa.sql.records import Spec, SqlPatient, iso
 
 Final = dict[str, Any]
@@ -114,6 +115,9 @@ class Compiler:
         """Encounters of the question's class, or None when it names none."""
         if not self.pq.encounter_class:
             return None
+        if self.pq.encounter_class == ICU_CLASS:  # ICU stays are their own rows (MIMIC ICUSTAYS, OMOP visit_detail)
+            icu = Spec("icu_stay")
+            return Found(icu, self.data.count(icu))
         if self.pq.entity:
             typed = self.find(["encounter"])
             if typed is not None:
@@ -204,6 +208,8 @@ class Compiler:
         how = self.found.how
         one_concept = how.startswith("lexicon") and "components" not in how
         groups = [self.found.items] if one_concept or not self.found.items else item_groups(self.found.items)
+        if one_concept and len(self.found.items) > 1:
+            groups = self.component_groups(self.found.items) or groups
         index = 0 if self.pq.position == "first" else -1
         answers, parts, unit = [], [], None
         for group in groups:
@@ -216,6 +222,28 @@ class Compiler:
             parts.append(f"{row.get('name') or self.pq.entity}: {fmt(value, unit)} on {day(row.get('time'))}")
         word = "first" if index == 0 else "most recent"
         return final(answers, f"The {word} {'; '.join(parts)}.", unit=unit if len(answers) == 1 else None)
+
+    def component_groups(self, items: list[str]) -> list[list[str]] | None:
+        """Items a panel's concept reached by its component codes, one group per component ("BP" in MIMIC: the
+        systolic and the diastolic chart items, each answered), or None when the concept has no components or some
+        item carries none of their codes."""
+        from fhirqa.agent.backends.offline.parser import _lexicon
+
+        lexicon = _lexicon()
+        if lexicon is None or not self.pq.entity:
+            return None
+        codes_of = self.data.items(self.found.spec.view)[1]
+        for expansion in lexicon.expand(self.pq.entity):
+            components = expansion.detail.get("components") or []
+            groups = []
+            for component in components:
+                wanted = {code for e in lexicon.expand(component) for code in e.codes}
+                group = [n for n in items if codes_of.get(n, set()) & wanted]
+                if group:
+                    groups.append(group)
+            if len(groups) > 1 and sorted(n for g in groups for n in g) == sorted(items):
+                return groups
+        return None
 
     def aggregate(self) -> Final:
         """Mean / median / sum, or max / min with the row it came from."""
@@ -402,3 +430,22 @@ def _encounter_word_as_window(c: Compiler) -> None:
         return
     pq.encounter_class = None
     pq.views = [v for v in pq.views if v != "encounter"] + ["encounter"]
+    _admission_word_window(pq)
+
+
+def _admission_word_window(pq: ParsedQuestion) -> None:
+    """The stay an admission word beside a result means ("K on admit?", "admission WBC"), when the parser read no
+    window: the last hospital stay, its first value when the word comes before the item or follows on/at/upon."""
+    if pq.window is not None:
+        return
+    from fhirqa.sql.reading import tokens
+
+    text = " ".join(tokens(pq.text))
+    word = re.search(r"\b(?:(on|at|upon)\s+)?admi(?:t|ts|tted|ssion|ssions)\b", text)
+    if word is None:
+        return
+    pq.window = Window(None, None, "this admission", anchor="admission")
+    entity = tokens(pq.entity)
+    where = text.find(entity[0]) if entity else -1
+    if word.group(1) or (where >= 0 and word.start() < where):
+        pq.position = "first"

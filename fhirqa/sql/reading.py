@@ -6,7 +6,8 @@ one admission, administrations charted apart from the orders. The shared parser
 reading for the SQL path only, from word lists in a data file:
 
 - "during the ICU stay" → a window anchored on the last ICU stay (``anchor="icu_stay"``), and the ICU words leave
-  the item phrase ("temperature ICU stay" → "temperature"); "how many ICU stays?" → the ICU stays are counted;
+  the item phrase ("temperature ICU stay" → "temperature"); with no item left, the question is about the ICU stays
+  themselves ("how many ICU stays?", "was he in the ICU?", "when was his last ICU stay?");
 - "last HR" → the last heart rate, not the last hour, when nothing else names an item;
 - "insulin given?" → a yes/no question, not the last dose;
 - "diagnoses of the last admission", "primary dx last admit" → the coded diagnoses of one encounter;
@@ -104,7 +105,7 @@ def _icu_stay(pq: ParsedQuestion) -> None:
     if match is None:
         return
     pq.entity = _without(pq.entity, set(tokens(match.group(0))))
-    if pq.intent == "count" and not pq.entity:
+    if not pq.entity and pq.intent in ("count", "exists", "time_of", "time_since"):
         pq.encounter_class = ICU_CLASS
         pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
         return
@@ -121,7 +122,10 @@ def given_check(pq: ParsedQuestion) -> bool:
     if pq.intent != "value" or not pq.entity or not pq.med_kind:
         return False
     given = words()["given_check"]
-    rest = [w for w in tokens(pq.text) if w not in set(tokens(pq.entity))]
+    text = pq.text.lower()
+    if pq.now is not None and (match := find_window(text, pq.now)) is not None:
+        text = text[:match.start] + " " + text[match.end:]  # "heparin given on Aug 8?": the date is the window
+    rest = [w for w in tokens(text) if w not in set(tokens(pq.entity))]
     return any(w in given["verbs"] for w in rest) and all(w in given["verbs"] or w in given["frame"] for w in rest)
 
 

@@ -48,6 +48,12 @@ ROWS: dict[str, list[tuple]] = {
         (2, 220277, "O2 saturation pulseoxymetry", "SpO2", "metavision", "chartevents", "Respiratory", "%", "Numeric", None),
         (3, 223761, "Temperature Fahrenheit", "Temperature F", "metavision", "chartevents", "Routine Vital Signs", "?F",
          "Numeric", None),
+        (5, 220179, "Non Invasive Blood Pressure systolic", "NBPs", "metavision", "chartevents", "Routine Vital Signs",
+         "mmHg", "Numeric", None),
+        (6, 220180, "Non Invasive Blood Pressure diastolic", "NBPd", "metavision", "chartevents", "Routine Vital Signs",
+         "mmHg", "Numeric", None),
+        (7, 220181, "Non Invasive Blood Pressure mean", "NBPm", "metavision", "chartevents", "Routine Vital Signs",
+         "mmHg", "Numeric", None),
         (4, 225152, "Heparin Sodium", "Heparin Sodium", "metavision", "inputevents_mv", "Medications", "units", "Solution", None),
     ],
     "CHARTEVENTS": [
@@ -61,6 +67,9 @@ ROWS: dict[str, list[tuple]] = {
         (8, S, 302, 403, 220277, "2151-06-06 14:00:00", None, 1, "93", 93.0, "%", 0, 0, None, None),
         (9, S, 302, 402, 223761, "2151-06-02 04:00:00", None, 1, "101.5", 101.5, "?F", 0, 0, None, None),
         (10, S, 302, 403, 223761, "2151-06-06 12:00:00", None, 1, "99.1", 99.1, "?F", 0, 0, None, None),
+        (11, S, 302, 403, 220179, "2151-06-06 10:00:00", None, 1, "128", 128.0, "mmHg", 0, 0, None, None),
+        (12, S, 302, 403, 220180, "2151-06-06 10:00:00", None, 1, "64", 64.0, "mmHg", 0, 0, None, None),
+        (13, S, 302, 403, 220181, "2151-06-06 10:00:00", None, 1, "85", 85.0, "mmHg", 0, 0, None, None),
     ],
     "PRESCRIPTIONS": [
         (1, S, 302, None, "2151-06-01 00:00:00", "2151-06-09 00:00:00", "MAIN", "Heparin", "Heparin", "Heparin Sodium", "HEPA5I",
@@ -132,6 +141,7 @@ def test_all_digit_icd9_codes_are_loaded_as_text_and_the_procedure_view_reads(db
 @pytest.mark.parametrize("question, expected", [
     ("creat on admission?", 1.4),                       # first value of the last admission (whole record: 2.5)
     ("admission creatinine this admit?", 1.4),          # the admission word is the window, not the item
+    ("creatinine on admit?", 1.4),                      # "on admit": no window read by the parser
     ("max creatinine this admission", 1.8),             # whole record: 3.1
     ("how many creatinine values this admission?", 3),  # whole record: 6
     ("max HR during the ICU stay", 80.0),               # last ICU stay only (the earlier stay had 110)
@@ -192,3 +202,20 @@ def test_age_when_admitted_is_at_the_admission(db):
 def test_sepsis_reaches_the_icd9_septicemia_title(db):
     answer = ask(db, "sepsis on his problem list?")
     assert answer.answer == [True], answer.text
+
+
+def test_the_icu_stays_themselves(db):
+    assert ask(db, "was he in the ICU?").answer == [True]
+    assert ask(db, "when was his last ICU stay?").answer == ["2151-06-06T08:00:00+00:00"]
+
+
+def test_a_blood_pressure_is_answered_by_its_systolic_and_diastolic_items(db):
+    answer = ask(db, "last BP")
+    assert answer.answer == [128.0, 64.0], answer.text  # the mean (85) is not a component of a blood pressure
+
+
+def test_administrations_counted_and_checked_by_their_own_names(db):
+    assert ask(db, "how many times was heparin given?").answer == [2]  # Heparin Sodium, the Rewritten row left out
+    assert ask(db, "how many heparin orders?").answer == [1]           # PRESCRIPTIONS "Heparin"
+    assert ask(db, "heparin given on 6/2/2151?").answer == [True]
+    assert ask(db, "heparin given on 6/5/2151?").answer == [False]
