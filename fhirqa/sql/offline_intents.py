@@ -83,7 +83,8 @@ def count(c: Compiler) -> Final:
     else:
         # orders and administrations are often named apart (MIMIC PRESCRIPTIONS "Heparin", INPUTEVENTS_MV "Heparin
         # Sodium"): the phrase is first resolved among the names of the kind asked about
-        found = c.find(kind=pq.med_kind or "request", among_kind=True) or c.find(kind=pq.med_kind or "request")
+        found = c.find(["medication"], kind=pq.med_kind, among_kind=True) if pq.med_kind else None
+        found = found or c.find(kind=pq.med_kind or "request")
         if found is None:
             return final([0], f"The record has no {pq.entity}; the count is 0.")
         if found.ambiguous:
