@@ -78,6 +78,12 @@ def test_an_emergency_visit_is_no_hospital_discharge_unless_the_question_names_i
 def test_days_since_discharge_count_from_the_stays_end() -> None:
     assert ask("how many days has it been since she left the hospital?")["answer"] == [169]
     assert ask("time since discharge, in weeks?")["answer"] == [24]
+    assert ask("days since d/c from the hospital?")["answer"] == [169]
+    assert str(ask("dischage date?")["answer"][0]).startswith("2025-01-02")  # a slip in the stay word too
+
+
+def test_dc_of_a_drug_is_no_hospital_discharge() -> None:
+    assert parse("when was simvastatin d/c'd?", NOW).stay_event is None
 
 
 @pytest.mark.parametrize("question", ["LOS?", "how long was he in for?", "length of the most recent stay?",
@@ -118,7 +124,8 @@ def test_a_value_at_discharge_or_a_discharge_note_is_not_a_question_about_the_st
 # A change across a drug's start ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("question", ["LDL pre vs post simvastatin?", "how did his LDL change from before Zocor to after?",
-                                      "LDL change, before and after starting the statin"])
+                                      "LDL change, before and after starting the statin",
+                                      "LDL before and after simvastatin - difference?"])
 def test_a_change_across_a_drugs_start_is_first_after_minus_last_before(question: str) -> None:
     final = ask(question)
     assert final["answer"] == [pytest.approx(112.0 - 158.0)], final
@@ -148,6 +155,8 @@ def test_the_units_table_converts_within_one_dimension_only() -> None:
     assert _convert(2.0, "[lb_av]", "g") == pytest.approx(907.18474)
     assert _convert(150.0, "cm", "inches") == pytest.approx(59.055, rel=1e-4)
     assert _convert(5.0, "kg", "cm") is None
+    assert _convert(14.2, "g/dL", "g/L") == pytest.approx(142.0)
+    assert _convert(90.0, "mg/dL", "mmol/L") is None  # mass to molar depends on the analyte
 
 
 # Ways of asking ---------------------------------------------------------------------------------------------------

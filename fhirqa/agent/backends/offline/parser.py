@@ -725,9 +725,9 @@ _ARTICLE = r"(?:(?:a|an|the|his|her|their|my)\s+)?"
 _AROUND_DRUG = [
     # "X before vs after (starting) the statin", "X pre/post metformin", "X after vs before lisinopril"
     re.compile(rf"\b(?:before|pre)\s*(?:vs\.?|versus|and|or|/|to|->|→|-)\s*(?:after|post)\s+{_STARTING}{_ARTICLE}{_PIVOT_DRUG}"
-               r"(?=\s*(?:[,.;:?)(]|$)|\s+(?:was|were|is|in|on|how|what|did|has|have|therapy|treatment|start\w*)\b)"),
+               r"(?=\s*(?:[,.;:?)(]|\s-|$)|\s+(?:was|were|is|in|on|how|what|did|has|have|therapy|treatment|start\w*)\b)"),
     re.compile(rf"\b(?:after|post)\s*(?:vs\.?|versus|and|/)\s*(?:before|pre)\s+{_STARTING}{_ARTICLE}{_PIVOT_DRUG}"
-               r"(?=\s*(?:[,.;:?)(]|$)|\s+(?:was|were|is|in|on|how|what|did|has|have|therapy|treatment|start\w*)\b)"),
+               r"(?=\s*(?:[,.;:?)(]|\s-|$)|\s+(?:was|were|is|in|on|how|what|did|has|have|therapy|treatment|start\w*)\b)"),
     # "from the last one before simva to the first one after", "from before the statin to after"
     re.compile(rf"\b(?:from\s+)?(?:the\s+)?(?:last\s+(?:one|value|result|reading|level|measurement)?\s*)?(?:before|pre|prior to)\s+"
                rf"{_STARTING}{_ARTICLE}{_PIVOT_DRUG}\s+(?:to|vs\.?|versus|and)\s+(?:the\s+)?(?:first\s+)?"
@@ -828,12 +828,13 @@ def _asked_unit_pattern() -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _spelling_index() -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
     """(known words, deletion variant → words): one-edit neighbours of the words naming labs, vitals, conditions,
-    procedures and vaccines (5+ letters). Drug names are left out: brands sit one letter from English words
+    procedures, vaccines and stays (5+ letters). Drug names are left out: brands sit one letter from English words
     (Aleve, alive), and a misspelt drug is matched by the resolver's own spelling tolerance."""
     lexicon = _lexicon()
     known_words = {w for term in (lexicon.terms() if lexicon else []) for w in re.findall(r"[a-z]+", term)}
     phrases = [alias for name in ("abbreviations", "conditions", "procedures", "immunizations") if lexicon
                for entry in lexicon.data[name]["entries"] for alias in [entry["term"], *entry.get("aliases", [])]]
+    phrases += lexicon.data["encounters"].get("stay_events", {}).get("words", []) if lexicon else []
     words = {w for phrase in phrases for w in re.findall(r"[a-z]+", phrase.lower())}
     words |= {w[:-1] for w in words if w.endswith("s") and not w.endswith("ss")}  # matched against singular stems
     known = frozenset(known_words | words | _STOP)
