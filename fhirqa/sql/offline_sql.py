@@ -250,6 +250,17 @@ class Compiler:
         got = self.scoped(f"{self.entity_label()} results")
         if not isinstance(got, Spec):
             return got
+        groups = self.component_groups(self.found.items) if len(self.found.items) > 1 else None
+        if groups:
+            # a panel's components are different quantities: one statistic each, never one over the mixture
+            parts = [self._aggregate(got.narrowed(names=tuple(group)), group) for group in groups]
+            answered = [p for p in parts if p["status"] == "answered"]
+            if not answered:
+                return parts[0]
+            return final([a for p in answered for a in p["answer"]], " ".join(p["text"] for p in answered))
+        return self._aggregate(got, self.found.items)
+
+    def _aggregate(self, got: Spec, items: list[str]) -> Final:
         window = f" {self.pq.window.label}" if self.pq.window else ""
         if self.pq.aggregate in ("max", "min"):
             row = self.data.extreme(got, self.pq.aggregate)
@@ -270,7 +281,7 @@ class Compiler:
         units = list(dict.fromkeys(r["unit"] for r in rows if r.get("unit") is not None))
         unit = units[0] if len(units) == 1 else None
         word = {"mean": "average", "median": "median", "sum": "total"}.get(op, op)
-        return final([result], f"The {word} {', '.join(self.found.items or [self.pq.entity])}{window} was "
+        return final([result], f"The {word} {', '.join(items or [self.pq.entity])}{window} was "
                      f"{fmt(result, unit)} over {len(values)} values.", unit=unit)
 
     def threshold(self) -> Final:
@@ -420,8 +431,11 @@ def _encounter_word_as_window(c: Compiler) -> None:
     """"admission creatinine this admit?": a value question whose item is one of the patient's results, with an
     encounter word beside it, asks for the result in that stay, not for the admission: the encounter class is
     dropped (the parser's stay window, if any, stays)."""
+    from fhirqa.agent.backends.offline.plans import STAY_CLASSES
+
     pq = c.pq
-    if not pq.encounter_class or not pq.entity or pq.intent not in NUMERIC_INTENTS or "observation" not in c.data.views:
+    if pq.encounter_class not in STAY_CLASSES or not pq.entity or pq.intent not in NUMERIC_INTENTS \
+            or "observation" not in c.data.views:
         return
     result = c.lookup("observation", pq.entity)
     if not result.count or result.fuzzy or result.ambiguous:

@@ -212,6 +212,8 @@ def test_the_icu_stays_themselves(db):
 def test_a_blood_pressure_is_answered_by_its_systolic_and_diastolic_items(db):
     answer = ask(db, "last BP")
     assert answer.answer == [128.0, 64.0], answer.text  # the mean (85) is not a component of a blood pressure
+    answer = ask(db, "avg BP during the ICU stay")
+    assert answer.answer == [128.0, 64.0], answer.text  # one mean per component, never the mean of the mixture (96)
 
 
 def test_administrations_counted_and_checked_by_their_own_names(db):
