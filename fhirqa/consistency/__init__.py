@@ -61,12 +61,19 @@ def _when(value: datetime | str) -> datetime:
 class PatientChecker:
     """Checks notes of one patient; the record is read once (per view) and reused across notes."""
 
-    def __init__(self, store: Store | str | Path, patient_id: str, backend: Any = None,
-                 connection: duckdb.DuckDBPyConnection | None = None) -> None:
-        self.store = store if isinstance(store, Store) else Store(store)
+    def __init__(self, store: Store | str | Path | None, patient_id: str, backend: Any = None,
+                 connection: duckdb.DuckDBPyConnection | None = None, rows: Any = None) -> None:
+        """``rows``: a question's own view of the record (``PatientRows``, e.g. as of its ``now``) to read
+        instead of the store's; it is only read, never changed."""
+        self.store = store if isinstance(store, Store) or store is None else Store(store)
         self.patient_id = patient_id.removeprefix("Patient/")
         # one connection (``Store.connect()``) can serve many patients; it is then the caller's to close
-        self.rows = StorePatientRows(connection if connection is not None else self.store, self.patient_id)
+        self._own_rows = rows is None
+        if rows is not None:
+            self.rows = rows
+        else:
+            assert self.store is not None, "a store or rows to read"
+            self.rows = StorePatientRows(connection if connection is not None else self.store, self.patient_id)
         self.index = ItemIndex(self.rows)
         self.backend = backend
         self._gazetteer: Gazetteer | None = None
@@ -132,7 +139,7 @@ class PatientChecker:
 
     def notes(self, note_ref: str | None = None) -> list[dict[str, Any]]:
         """The patient's notes with text, from the ``note`` view (time with the note's own UTC offset)."""
-        rows = [r for r in self.rows.rows("note") if r.get("text")]
+        rows = [dict(r) for r in self.rows.rows("note") if r.get("text")]  # copies: the rows may be shared
         if note_ref:
             wanted = {note_ref, f"DocumentReference/{note_ref}", f"DiagnosticReport/{note_ref}"}
             rows = [r for r in rows if r.get("ref") in wanted]
@@ -150,16 +157,21 @@ class PatientChecker:
 
     def _offsets(self) -> dict[str, str]:
         """Raw DocumentReference dates, so a note's day is read in its own time zone."""
+        rows = getattr(self.rows, "inner", self.rows)  # an as-of view wraps the store's rows
+        connect = getattr(rows, "_connection", None)
+        if connect is None:
+            return {}
         try:
-            result = Store(self.store.db).query("SELECT ref, date FROM map_document_reference WHERE patient_id = ?",
-                                                [self.patient_id], con=self.rows._connection(), limit=1_000_000)
+            result = Store(Path(".")).query("SELECT ref, date FROM map_document_reference WHERE patient_id = ?",
+                                            [self.patient_id], con=connect(), limit=1_000_000)
         except Exception:  # noqa: BLE001 - no documents: UTC days are used
             return {}
         return {ref: date for ref, date in result.rows if date}
 
     def close(self) -> None:
-        """Release the store connection."""
-        self.rows.close()
+        """Release the store connection (rows given by the caller stay the caller's)."""
+        if self._own_rows:
+            self.rows.close()
 
 
 def check_note(store: Store | str | Path, patient_id: str, note_text: str, note_time: datetime | str,

@@ -221,7 +221,8 @@ def attach(text: str, entities: list[Entity], ctx: NoteContext, exprs: list[Time
         nxt = next((s for s in starts if s > ent.span[0]), len(text))
         limit = min(_next_boundary(text, ent.span[1]), nxt)
         for j, expr in enumerate(exprs):
-            if ent.span[0] < expr.start < ent.span[1] or ent.span[1] <= expr.start < limit:
+            inside = ent.span[0] < expr.start < ent.span[1]
+            if inside or (ent.span[1] <= expr.start < limit and not _aside(text, ent.span[1], expr.start)):
                 owned[i] = expr
                 taken.add(j)
                 break
@@ -231,6 +232,17 @@ def attach(text: str, entities: list[Entity], ctx: NoteContext, exprs: list[Time
             ent.time = TimeRef(default.start, default.end, "default")
         else:
             ent.time = TimeRef(expr.window[0], expr.window[1], expr.kind, expr.text, (expr.start, expr.end))
+
+
+def _aside(text: str, after: int, at: int) -> bool:
+    """True when ``at`` lies in a parenthesis opened after the entity that states a value of its own.
+
+    "A1c 7.0 (prior 7.3 on 8/2/2021)": the date is the prior value's, not 7.0's; "K 4.1 (drawn 3/1)" keeps
+    its date.
+    """
+    between = text[after:at]
+    opened = between.rfind("(")
+    return opened != -1 and ")" not in between[opened:] and bool(re.search(r"\d", between[opened + 1:]))
 
 
 def _next_boundary(text: str, offset: int) -> int:

@@ -84,3 +84,12 @@ def test_this_am_with_dots_is_today():
     ctx = NoteContext(datetime(2024, 6, 15, 12, tzinfo=UTC), "progress")
     (found,) = find_times("Hgb 15.2 g/dL this a.m. - stable", ctx)
     assert found.text == "this a.m." and found.window[0].date() == found.window[1].date() == ctx.note_time.date()
+
+
+def test_a_date_in_a_parenthesis_with_its_own_value_is_not_the_outer_values():
+    text = "Labs today: A1c 7.0 (prior 7.3 on 8/2/2023); K 4.1 (drawn 3/2/2024)."
+    ents = [_ent(text, n) for n in ("A1c 7.0", "K 4.1")]
+    attach(text, ents, CTX)
+    a1c, k = ents
+    assert a1c.time.text == "today"  # the line's heading; "on 8/2/2023" dates the prior 7.3, not today's 7.0
+    assert k.time.text == "3/2/2024"  # a parenthesis that only dates the value keeps it

@@ -9,6 +9,7 @@ from typing import Any
 from fhirqa.agent.tools.arith import calculate_difference, calculate_time_offset, compare_values
 from fhirqa.agent.tools.base import Tool, ToolContext, ToolError, ToolFunction
 from fhirqa.agent.tools.compute import aggregate, count_values, find_extreme
+from fhirqa.agent.tools.consistency import check_note_consistency
 from fhirqa.agent.tools.filters import filter_by_date, filter_by_value
 from fhirqa.agent.tools.final import final_answer
 from fhirqa.agent.tools.lookup import find_patient
@@ -29,7 +30,7 @@ FUNCTIONS: dict[str, ToolFunction] = {
     for f in (
         get_resources, filter_by_date, filter_by_value, sort_records, get_by_index, extract_field_value,
         find_extreme, aggregate, count_values, compare_values, calculate_difference, calculate_time_offset,
-        combine_evidence, final_answer, find_patient, find_in_notes, search_notes,
+        combine_evidence, final_answer, find_patient, find_in_notes, search_notes, check_note_consistency,
     )
 }
 

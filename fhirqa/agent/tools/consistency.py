@@ -1,0 +1,114 @@
+"""``check_note_consistency``: does what a note says agree with the structured record?
+
+"Does this note's potassium match the lab table?", "Is the A1c in the January note right?", "Do her notes
+and labs disagree anywhere?": the consistency checker (:mod:`fhirqa.consistency`) reads the chosen notes,
+finds each value, dose, drug, diagnosis and procedure they state, and compares it with the rows of the
+canonical views as of the question's ``now``. Every comparison is cited: the note's words and the record
+rows they were checked against.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from fhirqa.agent.answer import Evidence
+from fhirqa.agent.tools.base import ToolContext, ToolError
+from fhirqa.agent.tools.notes import _bound
+
+MAX_SHOWN = 12  # comparisons listed in a result (counts cover them all)
+_VIEWS = {"lab": "observation", "vital": "observation", "medication": "medication", "condition": "condition",
+          "procedure": "procedure", "immunization": "immunization"}
+
+
+def check_note_consistency(ctx: ToolContext, item: str | None = None, which: str | None = None,
+                           start: str | None = None, end: str | None = None, note: str | None = None,
+                           show: str = "checked") -> dict[str, Any]:
+    """Compare what the chosen notes state (about ``item``, or everything) with the record as of now."""
+    from fhirqa.consistency import PatientChecker  # the checker's vocabulary loads only when asked
+
+    if ctx.patient_id is None:
+        raise ToolError("a consistency check is about one patient: no patient is selected")
+    low, high = _bound(start, end=False), _bound(end, end=True)
+    high = min(high, ctx.now) if high else ctx.now
+    checker = PatientChecker(None, ctx.patient_id, rows=ctx.data)
+    try:
+        notes = [n for n in checker.notes(note) if isinstance(n.get("time"), datetime) and n["time"] <= high
+                 and (low is None or n["time"] >= low)]
+        if which == "latest":
+            notes = notes[-1:]
+        elif which == "first":
+            notes = notes[:1]
+        reports = [checker.check(n["text"], n["time"], n.get("note_type") or "other", n.get("encounter_ref"),
+                                 n.get("ref")) for n in notes]
+    finally:
+        checker.close()
+    wanted = _item_names(ctx, item) if item else None
+    compared: list[dict[str, Any]] = []
+    for report in reports:
+        for check in report.checks:
+            if check.status == "unverifiable" and show != "all":
+                continue
+            if wanted is not None and not _about(check, wanted):
+                continue
+            compared.append(_comparison(ctx, report, check))
+    inconsistent = [c for c in compared if c["status"] == "inconsistent"]
+    consistent = [c for c in compared if c["status"] == "consistent"]
+    out: dict[str, Any] = {
+        "ok": True,
+        "notes_checked": [{"ref": r.note_ref, "time": r.note_time.isoformat(), "note_type": r.note_type}
+                          for r in reports],
+        "consistent": len(consistent), "inconsistent": len(inconsistent),
+        "agree": None if not (consistent or inconsistent) else not inconsistent,
+        "comparisons": (inconsistent + consistent + [c for c in compared if c["status"] == "unverifiable"])[:MAX_SHOWN],
+    }
+    if not reports:
+        out["note"] = "no note with text in this window"
+    elif not compared:
+        out["note"] = (f"the chosen note(s) state nothing about {item!r} that the record can check" if item
+                       else "the chosen note(s) state nothing the record can check")
+    return out
+
+
+def _item_names(ctx: ToolContext, item: str) -> set[str]:
+    """The phrase and what it resolves to among the patient's own item names, lower-cased."""
+    names = {item.lower().strip()}
+    for view in ("observation", "medication", "condition", "procedure", "immunization"):
+        names.update(n.lower() for n in ctx.resolve(view, item, ctx.data.items(view)).matched)
+    return names
+
+
+def _about(check: Any, wanted: set[str]) -> bool:
+    """True when the note's words or the record items they matched are the item asked about."""
+    said = check.entity.name.lower()
+    items = {i.lower() for i in check.items}
+    if items & wanted:
+        return True
+    return any(re.search(rf"\b{re.escape(w)}\b", said) or re.search(rf"\b{re.escape(said)}\b", w)
+               for w in wanted if w)
+
+
+def _comparison(ctx: ToolContext, report: Any, check: Any) -> dict[str, Any]:
+    """One comparison as a model (and a clinician) reads it, its note words and record rows cited."""
+    entity = check.entity
+    written = report.text[entity.span[0]:entity.span[1]]
+    note_time = report.note_time.isoformat()
+    if report.note_ref:
+        ctx.cite(Evidence(ref=report.note_ref, field="note.text", value=written, time=note_time,
+                          label=report.note_type))
+    view = _VIEWS.get(entity.category, "observation")
+    record = []
+    for row in check.rows[:3]:
+        moment = row.get("time") or row.get("start_time") or row.get("authored_on")
+        when = moment.isoformat() if isinstance(moment, datetime) else moment
+        value = row.get("value") if row.get("value") is not None else row.get("dose_value")
+        shown = {"ref": row.get("ref"), "item": row.get("name"), "value": value, "unit": row.get("unit"),
+                 "time": when}
+        record.append({k: v for k, v in shown.items() if v is not None})
+        if row.get("ref"):
+            ctx.cite(Evidence(ref=row["ref"], field=f"{view}.value", value=value, time=when,
+                              label=row.get("name"), unit=row.get("unit")))
+    return {"note_ref": report.note_ref, "note_time": note_time, "note_type": report.note_type,
+            "as_written": written, "category": entity.category, "status": check.status, "fields": check.fields,
+            "items": check.items, "reason": check.reason, "record": record}
