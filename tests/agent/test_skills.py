@@ -23,6 +23,7 @@ from fhirqa.agent.skills import (
     parse_skill,
     tokenize,
 )
+from fhirqa.agent.tools import load_tools
 
 VIEWS = {
     "observation",
@@ -35,11 +36,7 @@ VIEWS = {
     "note",
     "patient",
 }
-TOOLS = {
-    "get_resources", "filter_by_date", "filter_by_value", "get_by_index", "extract_field_value", "sort_records",
-    "find_extreme", "aggregate", "count_values", "compare_values", "calculate_difference", "calculate_time_offset",
-    "combine_evidence", "final_answer",
-}  # fmt: skip
+TOOLS = set(load_tools())  # every registered tool a skill may name
 
 # Questions per skill; each must be among the top 3 in both retrieval modes.
 CASES: dict[str, list[str]] = {
