@@ -9,7 +9,8 @@ its tables read as the canonical views (``observation``, ``medication``, ``condi
 ``sig`` · ``quantity`` · ``days_supply`` · ``dose`` · ``dose_unit`` · ``category`` · ``parent_name`` (a panel's
 components) · ``value_col`` · ``time_col`` · ``name_col`` (the source columns, for evidence) · ``encounter_id``
 (the hospital stay a row belongs to: MIMIC ``hadm_id``, OMOP ``visit_occurrence_id``) · ``rank`` (a diagnosis's
-place in its stay: MIMIC ``seq_num``; OMOP 1 for a primary condition)
+place in its stay: MIMIC ``seq_num``; OMOP 1 for a primary condition) · ``arrival`` (when a hospital stay began for
+the patient: MIMIC ``edregtime`` when the stay came through the ED before ``admittime``)
 
 Besides the FHIR views, ``icu_stay`` reads the ICU stays (MIMIC ``icustays``; OMOP ``visit_detail`` of an ICU
 concept), the window of "during the ICU stay".
@@ -30,9 +31,9 @@ from fhirqa.sql.schema import Schema, builtin
 
 COLUMNS = ("tbl", "row_id", "name", "code", "source_code", "value", "value_text", "unit", "time", "end_time", "kind",
            "status", "class_code", "alt_class", "sig", "quantity", "days_supply", "dose", "dose_unit", "category",
-           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank")
+           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank", "arrival")
 _NUMERIC = {"row_id", "value", "quantity", "days_supply", "dose", "encounter_id", "rank"}
-_TIMES = {"time", "end_time"}
+_TIMES = {"time", "end_time", "arrival"}
 VIEWS = ("observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy")
 STAY_VIEWS = ("icu_stay",)  # read by window anchors and stay counts, never searched for an item
 
@@ -346,6 +347,10 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
                         alt_class=f"CASE WHEN {' OR '.join(emer)} THEN 'EMER' END" if emer else "NULL",
                         time=b.col("admittime"), end_time=b.col("dischtime"), name_col=b.lit("admissions.admission_type"),
                         time_col=b.lit("admissions.admittime"), status=b.col("discharge_location"), encounter_id=b.col("hadm_id"))
+        if b.col("edregtime") != "NULL":
+            # labs drawn in the ED before ADMITTIME belong to the stay ("K on admission" is often an ED draw)
+            ed, admit = d.ts(b.col("edregtime")), d.ts(b.col("admittime"))
+            b.values["arrival"] = f"CASE WHEN {ed} < {admit} THEN {b.col('edregtime')} ELSE {b.col('admittime')} END"
         out.append(b)
     if view == "icu_stay" and "icustays" in t:
         b = Branch(schema, d, "icustays", "ic")

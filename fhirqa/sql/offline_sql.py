@@ -358,7 +358,8 @@ def parse_question(question: str, now: datetime, names: tuple[str, ...] = ()) ->
 
 def resolve_stay(data: SqlPatient, window: Window) -> Window | None:
     """An anchored window ("this admission", "on admission", "during the ICU stay") as the dates of the stay it means:
-    the patient's latest hospital stay (an inpatient or emergency encounter: MIMIC ``ADMITTIME``–``DISCHTIME``) or
+    the patient's latest hospital stay (an inpatient or emergency encounter: MIMIC ``ADMITTIME``–``DISCHTIME``, from
+    ``EDREGTIME`` when the stay came through the ED first) or
     latest ICU stay (MIMIC ``ICUSTAYS`` ``INTIME``–``OUTTIME``; OMOP ICU ``visit_detail``) begun by ``now``; one still
     open at ``now`` comes first and ends at ``now``, as on the FHIR path. None when the record has no such stay."""
     from fhirqa.agent.backends.offline.plans import STAY_CLASSES
@@ -376,7 +377,7 @@ def resolve_stay(data: SqlPatient, window: Window) -> Window | None:
     ongoing = [r for r in rows if r.get("end_time") is None or r["end_time"] >= data.now]
     row = (ongoing or rows)[0]
     data.cite(row, "time")
-    start, end = row["time"], row.get("end_time")
+    start, end = row.get("arrival") or row["time"], row.get("end_time")
     end = data.now if end is None or end >= data.now else end
     return Window(start, end, f"{window.label} ({start.date()})")
 

@@ -83,7 +83,7 @@ class SqlPatient:
                                 "rows": len(result.rows), "ms": result.elapsed_ms, "truncated": result.truncated})
         rows = result.records()
         for row in rows:
-            for key in ("time", "end_time"):
+            for key in ("time", "end_time", "arrival"):
                 if key in row:
                     row[key] = as_utc(row[key])
         return rows

@@ -2,7 +2,8 @@
 
 One patient with two admissions and three ICU stays, loaded from upper-case CSV files the way `fhirqa ingest
 --mimic` loads them. Every answer here differs from the answer over the whole record, so a window that is not
-applied shows up. The last admission (hadm 302) runs 2151-06-01 08:00 – 2151-06-09 16:00; its last ICU stay (403)
+applied shows up. The last admission (hadm 302) runs 2151-06-01 08:00 – 2151-06-09 16:00 after an ED registration
+at 05:00 (a creatinine was drawn in the ED at 06:30: the stay starts at the ED); its last ICU stay (403)
 2151-06-06 08:00 – 2151-06-07 08:00.
 """
 
@@ -25,8 +26,8 @@ ROWS: dict[str, list[tuple]] = {
     "ADMISSIONS": [
         (1, S, 301, "2150-01-05 10:00:00", "2150-01-12 12:00:00", None, "EMERGENCY", "EMERGENCY ROOM ADMIT", "HOME", "Medicare",
          None, None, None, "WHITE", "2150-01-05 08:00:00", "2150-01-05 10:00:00", "SEPSIS", 0, 1),
-        (2, S, 302, "2151-06-01 08:00:00", "2151-06-09 16:00:00", None, "ELECTIVE", "PHYS REFERRAL/NORMAL DELI", "HOME", "Medicare",
-         None, None, None, "WHITE", None, None, "CHF", 0, 1),
+        (2, S, 302, "2151-06-01 08:00:00", "2151-06-09 16:00:00", None, "EMERGENCY", "EMERGENCY ROOM ADMIT", "HOME", "Medicare",
+         None, None, None, "WHITE", "2151-06-01 05:00:00", "2151-06-01 08:00:00", "CHF", 0, 1),
     ],
     "ICUSTAYS": [
         (1, S, 301, 401, "metavision", "MICU", "MICU", 50, 50, "2150-01-05 12:00:00", "2150-01-08 12:00:00", 3.0),
@@ -38,6 +39,7 @@ ROWS: dict[str, list[tuple]] = {
         (1, S, 301, 50912, "2150-01-05 11:00:00", "2.5", 2.5, "mg/dL", "abnormal"),
         (2, S, 301, 50912, "2150-01-10 05:00:00", "3.1", 3.1, "mg/dL", "abnormal"),
         (3, S, None, 50912, "2151-03-01 09:00:00", "1.0", 1.0, "mg/dL", None),
+        (8, S, 302, 50912, "2151-06-01 06:30:00", "1.3", 1.3, "mg/dL", "abnormal"),  # drawn in the ED
         (4, S, 302, 50912, "2151-06-01 09:00:00", "1.4", 1.4, "mg/dL", "abnormal"),
         (5, S, 302, 50912, "2151-06-03 05:00:00", "1.8", 1.8, "mg/dL", "abnormal"),
         (6, S, 302, 50912, "2151-06-08 05:00:00", "1.6", 1.6, "mg/dL", "abnormal"),
@@ -139,11 +141,11 @@ def test_all_digit_icd9_codes_are_loaded_as_text_and_the_procedure_view_reads(db
 
 
 @pytest.mark.parametrize("question, expected", [
-    ("creat on admission?", 1.4),                       # first value of the last admission (whole record: 2.5)
-    ("admission creatinine this admit?", 1.4),          # the admission word is the window, not the item
-    ("creatinine on admit?", 1.4),                      # "on admit": no window read by the parser
+    ("creat on admission?", 1.3),                       # first value of the last stay, an ED draw (whole record: 2.5)
+    ("admission creatinine this admit?", 1.3),          # the admission word is the window, not the item
+    ("creatinine on admit?", 1.3),                      # "on admit": no window read by the parser
     ("max creatinine this admission", 1.8),             # whole record: 3.1
-    ("how many creatinine values this admission?", 3),  # whole record: 6
+    ("how many creatinine values this admission?", 4),  # whole record: 7
     ("max HR during the ICU stay", 80.0),               # last ICU stay only (the earlier stay had 110)
     ("O2 sat min during the ICU stay", 93.0),           # MIMIC's 'O2 saturation pulseoxymetry' by its LOINC code
     ("Tmax during the ICU stay?", 99.1),                # 'Temperature Fahrenheit'
