@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.catalog import UnknownView, view_info
 from fhirqa.agent.resolver import core_name
@@ -320,6 +321,9 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
 
 def plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
+    if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
+        yield from plan_consistency(pq)
+        return
     planner = plan_stay if pq.stay_event else _PLANS.get(pq.intent, plan_value)
     at_note = note_value(pq)
     if at_note is not None:  # "K per the 11/8/2024 H&P?": that note's value, no-data when it does not state it
