@@ -42,7 +42,7 @@ def register(commands: Any, db_default: str) -> None:
     p.add_argument("--strict", action="store_true", help="abort (store nothing) at the first bad record")
     p.add_argument("--workers", type=_workers, default=None, metavar="N",
                    help="processes that read files side by side (default: as many as the cores when the files "
-                   "add up to 64 MB or more; 1: one process). The store is the same either way.")
+                   "add up to 256 MB or more; 1: one process). The store is the same either way.")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(handler=run)
 

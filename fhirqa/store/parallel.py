@@ -24,8 +24,8 @@ from fhirqa.sources.base import Source
 from fhirqa.sources.files import FileSource
 from fhirqa.store.quarantine import Rejection
 
-#: Below this much input a second process costs more (its start-up and imports) than it saves.
-MIN_PARALLEL_BYTES = 64 << 20
+#: Below this much input a second process costs more (start-up, imports, a merge of more files) than it saves.
+MIN_PARALLEL_BYTES = 256 << 20
 MAX_WORKERS = 8
 _RECORD_BITS = 32  # seq = file number << 32 | record number in the file
 
