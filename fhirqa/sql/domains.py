@@ -210,6 +210,12 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
                                   "ELSE 'drug_exposure.drug_concept_id' END",
                         time_col=b.lit("drug_exposure.drug_exposure_start_datetime"))
         b.where.append(_vaccine(b) if view == "immunization" else f"NOT coalesce({_vaccine(b)}, 1 = 0)")
+        if b.col("stop_reason") != "NULL":
+            # an administration recorded as not given ('not-done') is no administration, as on the FHIR path
+            from fhirqa.sql.reading import words
+
+            listed = ", ".join(b.lit(x) for x in words()["not_given"]["statuses"])
+            b.where.append(f"NOT ({kind} = 'administration' AND coalesce(lower({b.col('stop_reason')}), '') IN ({listed}))")
         out.append(b)
     if view == "condition" and "condition_occurrence" in t:
         b = Branch(schema, d, "condition_occurrence", "x")

@@ -13,7 +13,7 @@ from typing import Any
 
 from fhirqa.agent.tools.dates import completed_months
 from fhirqa.sql.offline_sql import Compiler, Final, day, final, fmt
-from fhirqa.sql.reading import ICU_CLASS, says_first, without_dose_units
+from fhirqa.sql.reading import ICU_CLASS, not_given_sql, says_first, without_dose_units
 from fhirqa.sql.records import Spec
 
 PREVIEW = 20  # names listed by a list answer (as the FHIR tools show)
@@ -93,7 +93,9 @@ def count(c: Compiler) -> Final:
         noun = "doses given" if pq.med_kind == "administration" else "prescriptions"
         label = f"{', '.join(found.items or [pq.entity])} " + (noun if spec.view == "medication" else "records")
     window = f" {pq.window.label}" if pq.window else ""
-    rows = data.select(c.window(spec), order="r.time ASC, r.row_id ASC")
+    # doses not given (a 'not-done' administration) are not doses given
+    given = not_given_sql() if spec.view == "medication" and spec.kind == "administration" else ""
+    rows = data.select(c.window(spec), order="r.time ASC, r.row_id ASC", extra=given)
     for row in rows:
         data.cite(row, "name")
     return final([len(rows)], f"{len(rows)} {label}{window}.")
@@ -108,7 +110,8 @@ def exists(c: Compiler) -> Final:
     # where the question's words and the lexicon point, and where the database's vocabulary files the name
     # ("hx of hydromorphone use" names a Drug concept: drug exposures are searched, not only conditions)
     pointed = [v for v in pq.views if v in pq.hinted or v in pq.lexicon_views]
-    if pointed and pq.entity:
+    if pointed and pq.entity and not pq.lexicon_views:
+        # only for phrases the lexicon does not place: "CKD" is a condition, not the eGFR concept "(CKD-EPI 2021)"
         placed = c.data.concept_views(pq.entity)
         pointed += [v for v in pq.views if v in placed and v not in pointed]
     if located is None and pq.med_kind and "medication" in (pointed or pq.views):
@@ -203,7 +206,8 @@ def _daily(row: dict[str, Any]) -> float | None:
 def administered_per_day(c: Compiler, admin: Spec) -> Final:
     """What was given per day: over a limit on any day, the peak day, one day's total, or the latest day's."""
     pq, data = c.pq, c.data
-    rows = data.select(c.window(admin), extra="r.dose IS NOT NULL AND r.time IS NOT NULL", order="r.time ASC, r.row_id ASC")
+    rows = data.select(c.window(admin), extra=f"r.dose IS NOT NULL AND r.time IS NOT NULL AND {not_given_sql()}",
+                       order="r.time ASC, r.row_id ASC")
     if not rows:
         return final([], f"No {pq.entity} administrations {pq.window.label if pq.window else ''}.", status="no-data")
     days: dict[str, float] = {}
@@ -212,6 +216,12 @@ def administered_per_day(c: Compiler, admin: Spec) -> Final:
         days[day(row["time"])] = days.get(day(row["time"]), 0.0) + float(row["dose"])
     units = list(dict.fromkeys(r.get("dose_unit") for r in rows if r.get("dose_unit")))
     unit = units[0] if len(units) == 1 else None
+    if pq.unit and unit and not pq.comparison:
+        # "in grams": the totals in the unit asked for, when the charted unit converts to it
+        factor = _convert(1.0, unit, pq.unit)
+        if factor is not None:
+            days = {k: round(v * factor, 10) for k, v in days.items()}
+            unit = pq.unit
     w = pq.window
     if w is not None and w.start is not None and w.end is not None and (w.end - w.start).total_seconds() <= 86_400 \
             and not pq.comparison:

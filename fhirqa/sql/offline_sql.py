@@ -250,6 +250,13 @@ class Compiler:
         got = self.scoped(f"{self.entity_label()} results")
         if not isinstance(got, Spec):
             return got
+        w = self.pq.window
+        if self.pq.aggregate == "sum" and got.view == "medication" and w is not None and w.start and w.end \
+                and (w.end - w.start).total_seconds() <= 86_400:
+            # "heparin total on 11/1?": a drug's total over one day is the day's administrations (else its order)
+            from fhirqa.sql.offline_intents import daily_dose
+
+            return daily_dose(self)
         groups = self.component_groups(self.found.items) if len(self.found.items) > 1 else None
         if groups:
             # a panel's components are different quantities: one statistic each, never one over the mixture

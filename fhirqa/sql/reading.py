@@ -165,3 +165,9 @@ def shorthand(phrase: str) -> str | None:
     for short, full in sorted(table.items(), key=lambda kv: -len(kv[0])):
         out = re.sub(rf"(?<![\w-]){re.escape(short)}(?![\w-])", full, out)
     return out if out != lowered else None
+
+
+def not_given_sql() -> str:
+    """SQL condition on canonical rows: the administration was given (its status is none of ``not_given``)."""
+    listed = ", ".join("'" + status.replace("'", "''") + "'" for status in words()["not_given"]["statuses"])
+    return f"coalesce(lower(r.status), '') NOT IN ({listed})"

@@ -22,6 +22,9 @@ TABLES = {
                     "visit_detail_start_datetime TEXT, visit_detail_end_datetime TEXT, visit_occurrence_id INTEGER",
     "condition_occurrence": "condition_occurrence_id INTEGER PRIMARY KEY, person_id INTEGER, condition_concept_id INTEGER, "
                             "condition_start_date TEXT, condition_status_concept_id INTEGER, visit_occurrence_id INTEGER",
+    "drug_exposure": "drug_exposure_id INTEGER PRIMARY KEY, person_id INTEGER, drug_concept_id INTEGER, "
+                     "drug_exposure_start_datetime TEXT, drug_type_concept_id INTEGER, quantity REAL, stop_reason TEXT, "
+                     "dose_unit_source_value TEXT",
     "measurement": "measurement_id INTEGER PRIMARY KEY, person_id INTEGER, measurement_concept_id INTEGER, "
                    "measurement_datetime TEXT, value_as_number REAL, unit_source_value TEXT",
 }
@@ -31,7 +34,11 @@ ROWS = {
                 (3023103, "Potassium [Moles/volume] in Serum or Plasma", "Measurement", "LOINC", "Lab Test", "2823-3"),
                 (4229440, "Chronic congestive heart failure", "Condition", "SNOMED", "Clinical Finding", "48447003"),
                 (313217, "Atrial fibrillation", "Condition", "SNOMED", "Clinical Finding", "49436004"),
-                (132797, "Sepsis", "Condition", "SNOMED", "Clinical Finding", "91302008")],
+                (132797, "Sepsis", "Condition", "SNOMED", "Clinical Finding", "91302008"),
+                (1367571, "heparin 5000 UNT/ML Injectable Solution", "Drug", "RxNorm", "Clinical Drug", "1361615"),
+                (1707687, "vancomycin 1000 MG Injection", "Drug", "RxNorm", "Clinical Drug", "1807513"),
+                (3049187, "Glomerular filtration rate/1.73 sq M.predicted by Creatinine-based formula (CKD-EPI 2021)",
+                 "Measurement", "LOINC", "Lab Test", "98979-8")],
     "visit_occurrence": [(10, 1, 9201, "2022-01-03 10:00:00", "2022-01-09 10:00:00"),
                          (11, 1, 9201, "2023-03-01 10:00:00", "2023-03-08 10:00:00")],
     "visit_detail": [(100, 1, 32037, "2022-01-03 12:00:00", "2022-01-05 12:00:00", 10),
@@ -40,7 +47,14 @@ ROWS = {
     "condition_occurrence": [(1, 1, 132797, "2022-01-03", 32902, 10),
                              (2, 1, 313217, "2023-03-01", 32908, 11),
                              (3, 1, 4229440, "2023-03-01", 32902, 11)],
-    "measurement": [(1, 1, 3027018, "2022-01-04 00:00:00", 130.0, "/min"),
+    # administrations (type 32818): on 2023-03-02 two heparin doses were given and a third was not ('not-done')
+    "drug_exposure": [(1, 1, 1367571, "2023-03-02 06:00:00", 32818, 5000.0, "completed", "[U]"),
+                      (2, 1, 1367571, "2023-03-02 14:00:00", 32818, 5000.0, "completed", "[U]"),
+                      (3, 1, 1367571, "2023-03-02 22:00:00", 32818, 5000.0, "not-done", "[U]"),
+                      (4, 1, 1707687, "2023-03-02 09:00:00", 32818, 1000.0, "completed", "mg"),
+                      (5, 1, 1707687, "2023-03-02 21:00:00", 32818, 1000.0, "completed", "mg")],
+    "measurement": [(7, 1, 3049187, "2023-03-01 11:00:00", 55.0, "mL/min/{1.73_m2}"),
+                    (1, 1, 3027018, "2022-01-04 00:00:00", 130.0, "/min"),
                     (2, 1, 3027018, "2023-03-02 06:00:00", 96.0, "/min"),
                     (3, 1, 3027018, "2023-03-04 06:00:00", 120.0, "/min"),  # on the ward, after the ICU stay
                     (4, 1, 3023103, "2022-01-03 11:00:00", 5.9, "mmol/L"),
@@ -80,3 +94,17 @@ def test_the_principal_diagnosis_is_the_primary_status_concept(omop):
     assert ask(omop, "primary dx of the last admission?").answer == ["Chronic congestive heart failure"]
     answer = ask(omop, "diagnoses of the last admission?")
     assert answer.answer == ["Chronic congestive heart failure", "Atrial fibrillation"], answer.text
+
+
+def test_an_administration_not_given_is_not_counted(omop):
+    assert ask(omop, "heparin total on 3/2/2023?").answer == [10000.0]
+    assert ask(omop, "how many doses of heparin were given on 3/2/2023?").answer == [2]
+
+
+def test_a_day_total_in_the_unit_asked_for(omop):
+    assert ask(omop, "total vanco given on 3/2/2023, in grams?").answer == [2.0]
+
+
+def test_a_lexicon_condition_is_not_read_in_a_method_name(omop):
+    answer = ask(omop, "hx of CKD?")  # the eGFR result's name holds "(CKD-EPI 2021)"; the record has no CKD
+    assert answer.answer == [False], answer.text
