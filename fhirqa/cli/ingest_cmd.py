@@ -126,6 +126,14 @@ def run(args: argparse.Namespace) -> int:
     return 1 if report.rejected else 0
 
 
+def _how(report: IngestReport) -> str:
+    """", 4 processes", ", Python walks": what a reader of the rate should know about how it was reached."""
+    parts = [f"{report.workers} processes"] if report.workers > 1 else []
+    if not report.native:
+        parts.append("Python walks")  # no C extension built, or FHIRQA_PURE_PYTHON
+    return "".join(f", {p}" for p in parts)
+
+
 def summary(report: IngestReport, db: str) -> str:
     """A readable ingest summary: counts per type, rejections with reasons, time."""
     lines = []
@@ -137,7 +145,7 @@ def summary(report: IngestReport, db: str) -> str:
     state = f"generation {report.generation}" if report.changed else "store unchanged (nothing new)"
     lines.append(
         f"{report.total_read:,} resources read, {len(report.rejected):,} rejected, "
-        f"{report.deletions:,} deletions, in {report.seconds:.1f} s ({rate:,.0f}/s) → {db}: {state}"
+        f"{report.deletions:,} deletions, in {report.seconds:.1f} s ({rate:,.0f}/s{_how(report)}) → {db}: {state}"
     )
     if report.rejected:
         reasons = Counter(r.reason.split(":")[0] for r in report.rejected)

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from fhirqa.errors import IngestAborted
+from fhirqa.normalize import native
 from fhirqa.normalize.compartment import patient_of
 from fhirqa.normalize.validate import InvalidResource, check_header
 from fhirqa.project import data_dir
@@ -49,6 +50,8 @@ class IngestReport:
     generation: int = 0
     changed: bool = False
     seconds: float = 0.0
+    workers: int = 1  # processes that read the input
+    native: bool = False  # the C walks did the per-resource work (fhirqa.normalize.native)
 
     @property
     def total_read(self) -> int:
@@ -73,6 +76,8 @@ class IngestReport:
             "generation": self.generation,
             "changed": self.changed,
             "seconds": round(self.seconds, 3),
+            "workers": self.workers,
+            "native": self.native,
         }
 
 
@@ -144,6 +149,8 @@ def _ingest(
         groups = parallel.deal(plan[0], parallel.choose_workers(workers, plan[0])) if plan else []
         seq = 0
         try:
+            report.workers = max(1, len(groups))
+            report.native = native.WALK is not None
             if len(groups) > 1:
                 assert plan is not None
                 report.skipped_files.extend(plan[1])
