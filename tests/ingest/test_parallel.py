@@ -31,6 +31,7 @@ def _contents(db: Path) -> dict[str, list[tuple]]:
 def test_two_workers_build_the_same_store_as_one(tmp_path):
     one = ingest([FileSource([EXAMPLES])], tmp_path / "one", workers=1)
     two = ingest([FileSource([EXAMPLES])], tmp_path / "two", workers=2)
+    assert (one.workers, two.workers) == (1, 2)
     assert two.read == one.read and two.written == one.written
     assert two.skipped_files == one.skipped_files
     assert _contents(tmp_path / "two") == _contents(tmp_path / "one")
