@@ -176,8 +176,10 @@ def build(pats):
                     if not v or v[0] > st["end"]:
                         continue
                     nm = b.name(item, r)
-                    q = r.choice([f"{nm} on hospital day {n}?", f"HD#{n} {nm}", f"what was {pr} {nm} on HD {n} of {pr} last admission",
-                                  f"{nm} hosp day {n} last admit?"])
+                    forms = [f"what was {pr} {nm} on HD {n} of {pr} last admission", f"{nm} hosp day {n} last admit?"]
+                    if len(p.stays) == 1:  # a bare "HD#2 K" names no stay: kept only when there is one
+                        forms += [f"{nm} on hospital day {n}?", f"HD#{n} {nm}"]
+                    q = r.choice(forms)
                     b.add(p, "value_in_window", f"hospital_day/value/{n}", q, now, "number", [v[1]], [f"Observation/{v[2]}"])
         if not p.stays:
             for item, n in (("K", 2), ("Cr", 3)):
@@ -342,7 +344,7 @@ def build(pats):
             if not p.near(item, lastv["start"]):
                 nm = b.name(item, r)
                 b.add(p, "count_measurements", "visit/since-last/count", f"how many {nm} results since {pr} last visit?", now, "count", [len(vs)], [f"Observation/{o[2]}" for o in vs])
-                q = r.choice([f"latest {nm} since {pr} last visit?", f"any {nm} since last visit - value?"])
+                q = r.choice([f"latest {nm} since {pr} last visit?", f"most recent {nm} since the last visit"])
                 if vs:
                     b.add(p, "value_in_window", "visit/since-last/latest", q, now, "number", [vs[-1][1]], [f"Observation/{vs[-1][2]}"])
                 else:
@@ -417,8 +419,8 @@ def main(argv=None) -> int:
         data = a.data
         if data is None:
             data = Path(tmp) / "data"
-            subprocess.run([sys.executable, "-m", "fhirqa.cli", "synth", "--patients", "12", "--seed", SEED,
-                            "--out", str(data)], check=True, capture_output=True)  # noqa: S603 - fixed argv
+            argv = [sys.executable, "-m", "fhirqa.cli", "synth", "--patients", "12", "--seed", SEED, "--out", str(data)]
+            subprocess.run(argv, check=True, capture_output=True)  # noqa: S603 - fixed argv
         text = render(build(load(data)))
     if a.check:
         ok = OUT.exists() and OUT.read_text() == text
