@@ -379,14 +379,39 @@ def build(pats):
                 b.add(p, "min_max", "ytd/max", f"highest {nm} YTD", now, "number", [max(o[1] for o in vs)], [])
             elif not vs:
                 b.add(p, "min_max", "ytd/empty", f"highest {nm} YTD", now, "number", [], [], "no-data")
+    extra_events(b, pats)
     rows = cap(b.rows)
     for k, row in enumerate(rows):
         row["id"] = f"time-{k + 1:03d}"
     return [{"id": x["id"], **{k: v for k, v in x.items() if k != "id"}} for x in rows]
 
 
+def extra_events(b, pats):
+    """More day-before/after-procedure questions (own RNG, appended so the draws above stay as they were)."""
+    for p in pats:
+        r = random.Random(f"{p.id}:probe_time:events")  # noqa: S311 - reproducible draws
+        pr = pron(p)
+        now = b.default_now(p)
+        asked = {(q["question"]) for q in b.rows if q["patient_id"] == p.id}
+        for name, t, i in p.proc:
+            if name in ("Medication reconciliation", "Blood cultures x2") or sum(x[0] == name for x in p.proc) != 1:
+                continue
+            for side, delta in (("before", -1), ("after", 1)):
+                for item in ("Hgb", "Na", "plt"):
+                    v = single(p.on_day(item, local_day(t) + timedelta(days=delta)))
+                    if not v:
+                        continue
+                    nm = b.name(item, r)
+                    q = r.choice([f"{nm} the day {side} {pr} {name.lower()}?", f"what was the {nm} on the day {side} the {name.lower()}"])
+                    if q not in asked:
+                        b.add(p, "value_in_window", f"event/day-{side}/extra", q, now, "number", [v[1]], [f"Observation/{v[2]}", f"Procedure/{i}"])
+                    break
+        if not any("cholecyst" in n.lower() for n, _, _ in p.proc) and r.random() < 0.25:
+            b.add(p, "value_in_window", "event/never/extra", "Hgb the day after the cholecystectomy", now, "number", [], [], "no-data")
+
+
 CAPS = {"hospital_day": 18, "drug": 18, "quarter": 14, "overnight": 12, "weekday": 12, "visit": 16, "ytd": 12,
-        "stay": 24, "48h-before-discharge": 12, "between": 14, "event": 12, "pod": 12}
+        "stay": 24, "48h-before-discharge": 12, "between": 14, "event": 20, "pod": 12}
 
 
 def cap(rows):
