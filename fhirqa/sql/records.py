@@ -237,8 +237,8 @@ class SqlPatient:
         "septicemia": ICD-9 titles name it so); spelling-level matches of these are not taken."""
         names, _ = self.items(view, kind)
         found = self.resolver(view, phrase, names)
-        if found.matched or found.ambiguous or not names:
-            return found
+        if found.matched or found.ambiguous or not names or view == "encounter":
+            return found  # encounter words are classes ("appointment" = ambulatory), not names of visits
         for other in self._other_names(phrase):
             again = self.resolver(view, other, names)
             if again.matched and not again.how.startswith("fuzzy") and not again.ambiguous:
@@ -257,7 +257,7 @@ class SqlPatient:
             return out
         lowered = phrase.lower().strip()
         for expansion in lexicon.expand(written or phrase):
-            if str(getattr(expansion, "source", "")).endswith("class"):
+            if str(getattr(expansion, "source", "")).endswith("class") or expansion.source == "encounters":
                 continue
             aliases = sorted(lexicon.aliases_of(expansion.term), key=lambda a: (-len(a), a))
             out += [a for a in aliases if len(a) >= 5 and a != lowered and a not in out]

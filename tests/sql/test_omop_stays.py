@@ -17,7 +17,7 @@ TABLES = {
     "concept": "concept_id INTEGER PRIMARY KEY, concept_name TEXT, domain_id TEXT, vocabulary_id TEXT, "
                "concept_class_id TEXT, concept_code TEXT",
     "visit_occurrence": "visit_occurrence_id INTEGER PRIMARY KEY, person_id INTEGER, visit_concept_id INTEGER, "
-                        "visit_start_datetime TEXT, visit_end_datetime TEXT",
+                        "visit_start_datetime TEXT, visit_end_datetime TEXT, visit_source_concept_id INTEGER",
     "visit_detail": "visit_detail_id INTEGER PRIMARY KEY, person_id INTEGER, visit_detail_concept_id INTEGER, "
                     "visit_detail_start_datetime TEXT, visit_detail_end_datetime TEXT, visit_occurrence_id INTEGER",
     "condition_occurrence": "condition_occurrence_id INTEGER PRIMARY KEY, person_id INTEGER, condition_concept_id INTEGER, "
@@ -35,12 +35,16 @@ ROWS = {
                 (4229440, "Chronic congestive heart failure", "Condition", "SNOMED", "Clinical Finding", "48447003"),
                 (313217, "Atrial fibrillation", "Condition", "SNOMED", "Clinical Finding", "49436004"),
                 (132797, "Sepsis", "Condition", "SNOMED", "Clinical Finding", "91302008"),
+                (4085799, "Encounter for check up", "Visit", "SNOMED", "Procedure", "185349003"),
+                (4236873, "Outpatient procedure", "Visit", "SNOMED", "Procedure", "371883000"),
                 (1367571, "heparin 5000 UNT/ML Injectable Solution", "Drug", "RxNorm", "Clinical Drug", "1361615"),
                 (1707687, "vancomycin 1000 MG Injection", "Drug", "RxNorm", "Clinical Drug", "1807513"),
                 (3049187, "Glomerular filtration rate/1.73 sq M.predicted by Creatinine-based formula (CKD-EPI 2021)",
                  "Measurement", "LOINC", "Lab Test", "98979-8")],
-    "visit_occurrence": [(10, 1, 9201, "2022-01-03 10:00:00", "2022-01-09 10:00:00"),
-                         (11, 1, 9201, "2023-03-01 10:00:00", "2023-03-08 10:00:00")],
+    "visit_occurrence": [(10, 1, 9201, "2022-01-03 10:00:00", "2022-01-09 10:00:00", None),
+                         (11, 1, 9201, "2023-03-01 10:00:00", "2023-03-08 10:00:00", None),
+                         (12, 1, 9202, "2021-05-05 09:00:00", "2021-05-05 10:00:00", 4085799),
+                         (13, 1, 9202, "2021-09-09 09:00:00", "2021-09-09 10:00:00", 4236873)],
     "visit_detail": [(100, 1, 32037, "2022-01-03 12:00:00", "2022-01-05 12:00:00", 10),
                      (101, 1, 32037, "2023-03-02 00:00:00", "2023-03-03 00:00:00", 11),
                      (102, 1, 8863, "2023-03-03 00:00:00", "2023-03-08 10:00:00", 11)],  # a ward, not an ICU
@@ -108,3 +112,9 @@ def test_a_day_total_in_the_unit_asked_for(omop):
 def test_a_lexicon_condition_is_not_read_in_a_method_name(omop):
     answer = ask(omop, "hx of CKD?")  # the eGFR result's name holds "(CKD-EPI 2021)"; the record has no CKD
     assert answer.answer == [False], answer.text
+
+
+def test_an_encounter_word_is_a_class_not_a_second_name_to_search(omop):
+    # "appointment" means an ambulatory visit; its lexicon aliases ("outpatient …") must not pick the visit named
+    # "Outpatient procedure" over the first ambulatory one
+    assert ask(omop, "Clinic appointment, first date").answer == ["2021-05-05T09:00:00+00:00"]
