@@ -126,6 +126,9 @@ class PatientChecker:
                           enc.get("end_time") if enc else None, enc.get("ref") if enc else None)
         entities = self.entities(text)
         attach(text, entities, ctx)
+        for ent in entities:
+            if ent.prior and not ent.skip and (ent.time is None or ent.time.kind == "default"):
+                ent.skip = "prior value without a date"  # the note's own day is not when an earlier result was
         checks: list[Check] = []
         for ent in entities:
             if ent.skip:

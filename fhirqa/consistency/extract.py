@@ -14,6 +14,7 @@ from home, uncertain ("r/o", "possible"), or a range ("3.5-5.0").
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from fhirqa.consistency.model import Entity, Section
 from fhirqa.consistency.segment import EXCLUDED, section_at, segment
@@ -28,6 +29,10 @@ _FILLER = (r"(?:[ \t]*(?:[:=~]|\.(?=[ \t:=-])|\([A-Za-z][A-Za-z -]{0,10}\)|-(?!\
            r"\bscore\b|\bon admission\b|\bhas been\b|\bup to\b|\bdown to\b|\bincreased to\b|\bdecreased to\b)[ \t]*){0,3}")
 _VALUE = re.compile(rf"^{_FILLER}[ \t]*(?P<cmp><=|>=|<|>|≤|≥)?[ \t]*(?P<num>{_NUMBER})(?:(?P<sep>\s*/\s*|[ \t]+over[ \t]+)(?P<num2>{_NUMBER}))?"
                     rf"(?P<plus>\+)?(?P<range>[ \t]*(?:-|–|to)[ \t]*{_NUMBER})?", re.I)
+# an earlier result quoted in a parenthesis right after a value: "Cr 0.79 (prior 0.77 on 9/12/2025)",
+# "K 4.1 (previous: 3.6 3 months ago)"; the quoted value is a statement of its own, dated by what follows it
+_PRIOR = re.compile(rf"[ \t]*\([ \t]*(?P<word>prior|previous|prev\.?|previously|last|earlier|was)[ \t]*[:=]?[ \t]*"
+                    rf"(?P<num>{_NUMBER})(?![\d/])", re.I)
 _FEET = re.compile(rf"^{_FILLER}\s*(?P<ft>\d)\s*'\s*(?P<inch>\d{{1,2}})\s*(?:\"|''|in\b)?", re.I)
 _UNIT = re.compile(r"^[ \t]?(?P<unit>(?:x\s?)?10[\^*]\d+/[a-zA-Zµ]+|%|°\s?[CF]\b|/[A-Za-zµ]+|[A-Za-zµ#\"][A-Za-zµ0-9\[\]{}_.^*]*"
                    r"(?:/[0-9.]*\s?[A-Za-zµ0-9\[\]{}_.^*]+)*)")
@@ -174,7 +179,8 @@ def _lead(text: str, offset: int, section: Section) -> str:
 
 def _observation(text: str, hit: Hit, section: Section) -> list[Entity]:
     tail = text[hit.end:hit.end + 80]
-    base = {"category": hit.category, "name": hit.written, "name_span": (hit.start, hit.end), "section": section.kind}
+    base: dict[str, Any] = {"category": hit.category, "name": hit.written, "name_span": (hit.start, hit.end),
+                            "section": section.kind}
     feet = _FEET.match(tail)
     if feet and (normalize_name(hit) in ("ht", "height", "body height", "length") or "height" in hit.search):
         inches = int(feet.group("ft")) * 12 + int(feet.group("inch"))
@@ -210,8 +216,17 @@ def _observation(text: str, hit: Hit, section: Section) -> list[Entity]:
         unit, end = _unit_after(text, end)
     if num2 == "10" and normalize_name(hit).startswith("pain"):
         unit = "/10"
-    return [Entity("T1", **base, span=(hit.start, end), value=float(num), value_text=num, value_span=(vstart, vend),
-                   decimals=_decimals(num), comparator=comparator, unit=unit, skip=skip)]
+    found = [Entity("T1", **base, span=(hit.start, end), value=float(num), value_text=num, value_span=(vstart, vend),
+                    decimals=_decimals(num), comparator=comparator, unit=unit, skip=skip)]
+    prior = _PRIOR.match(text, end) if not skip else None
+    if prior is not None:
+        p_num = prior.group("num")
+        p_end = prior.end("num")
+        p_unit, p_end = _unit_after(text, p_end)
+        found.append(Entity("T1", **base, span=(prior.start("word"), p_end), value=float(p_num), value_text=p_num,
+                            value_span=(prior.start("num"), prior.end("num")), decimals=_decimals(p_num),
+                            unit=p_unit or unit, prior=True))
+    return found
 
 
 def normalize_name(hit: Hit) -> str:
@@ -222,7 +237,7 @@ def normalize_name(hit: Hit) -> str:
 def _medication(text: str, hit: Hit, section: Section) -> Entity:
     tail = text[hit.end:hit.end + 60]
     m = _DOSE.match(tail) or _BARE_DOSE.match(tail)
-    base = {"category": "medication", "name": hit.written, "name_span": (hit.start, hit.end), "section": section.kind}
+    base: dict[str, Any] = {"category": "medication", "name": hit.written, "name_span": (hit.start, hit.end), "section": section.kind}
     before = text[_clause_start(text, hit.start, section.start):hit.start]
     if _GIVEN.search(before) or (section.kind in _GIVEN_SECTIONS and not re.search(r"\b(?:on|continue)\s*$", before)):
         context = "given"

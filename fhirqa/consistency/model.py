@@ -76,6 +76,7 @@ class Entity:
     skip: str = ""  # why the statement is not checked: negated, family history, plan, home reading, allergy
     source: str = "rules"  # rules or llm
     search: str = ""  # the phrase the item search uses when not the name as written (shorthand, record names)
+    prior: bool = False  # a value quoted as an earlier result ("Cr 0.79 (prior 0.77 on 9/12/2025)": the 0.77)
     time: TimeRef | None = None
 
     @property

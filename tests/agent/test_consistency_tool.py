@@ -88,3 +88,31 @@ def test_the_questions_rows_are_only_read(store):
     before = [dict(r) for r in ctx.data.rows("note")]
     execute(ctx, "check_note_consistency", {})
     assert ctx.data.rows("note") == before
+
+
+def test_prior_restricts_the_check_to_quoted_earlier_values(store):
+    ctx = _ctx(store, datetime(2024, 3, 10, tzinfo=UTC))
+    result = execute(ctx, "check_note_consistency", {"item": "sodium", "prior": True})
+    (comparison,) = result["comparisons"]
+    assert comparison["prior"] is True and comparison["as_written"] == "prior 131"
+    assert comparison["status"] == "consistent" and comparison["record"][0]["ref"] == "Observation/na0"
+
+
+def test_without_prior_an_item_is_the_notes_own_value(store):
+    result = execute(_ctx(store, datetime(2024, 3, 10, tzinfo=UTC)), "check_note_consistency", {"item": "sodium"})
+    assert [c["as_written"] for c in result["comparisons"]] == ["Na 139"]
+
+
+def test_a_window_on_the_prior_values_date_finds_the_note_that_quotes_it(store):
+    ctx = _ctx(store, datetime(2024, 3, 10, tzinfo=UTC))
+    result = execute(ctx, "check_note_consistency", {"prior": True, "start": "2024-01-05", "end": "2024-01-05"})
+    assert [n["ref"] for n in result["notes_checked"]] == ["DocumentReference/n1"] and result["agree"] is True
+    assert execute(ctx, "check_note_consistency", {"prior": True, "start": "2024-02-01", "end": "2024-02-02"}
+                   )["agree"] is None
+
+
+def test_the_patients_own_names_are_not_an_item(store):
+    ctx = _ctx(store, datetime(2024, 3, 10, tzinfo=UTC))
+    result = execute(ctx, "check_note_consistency", {"item": "Ada Lovelace"})
+    assert "item" not in result and result["agree"] is False  # every statement of the note: K 5.9 disagrees
+    assert execute(ctx, "check_note_consistency", {"item": "Ada's potassium"})["item"] == "potassium"

@@ -10,6 +10,7 @@ rows they were checked against.
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime
 from typing import Any
 
@@ -24,18 +25,28 @@ _VIEWS = {"lab": "observation", "vital": "observation", "medication": "medicatio
 
 def check_note_consistency(ctx: ToolContext, item: str | None = None, which: str | None = None,
                            start: str | None = None, end: str | None = None, note: str | None = None,
-                           show: str = "checked") -> dict[str, Any]:
-    """Compare what the chosen notes state (about ``item``, or everything) with the record as of now."""
+                           show: str = "checked", prior: bool = False) -> dict[str, Any]:
+    """Compare what the chosen notes state (about ``item``, or everything) with the record as of now.
+
+    ``prior``: only the earlier results a note quotes ("Cr 0.79 (prior 0.77 on 9/12/2025)": the 0.77), each
+    checked against the record on its own date; a window then chooses a note by its own time or by the date
+    of the prior value it quotes. Without ``prior``, a question about one item reads the note's own value
+    of it and leaves out the prior it quotes (unless that is all the note says of it); a whole-note check
+    (no item) covers both. Words of ``item`` that are the patient's own names ("Arthur's notes") are
+    not an item.
+    """
     from fhirqa.consistency import PatientChecker  # the checker's vocabulary loads only when asked
 
     if ctx.patient_id is None:
         raise ToolError("a consistency check is about one patient: no patient is selected")
+    item = _without_patient_names(ctx, item) if item else None
     low, high = _bound(start, end=False), _bound(end, end=True)
     high = min(high, ctx.now) if high else ctx.now
     checker = PatientChecker(None, ctx.patient_id, rows=ctx.data)
     try:
-        notes = [n for n in checker.notes(note) if isinstance(n.get("time"), datetime) and n["time"] <= high
-                 and (low is None or n["time"] >= low)]
+        written = [n for n in checker.notes(note) if isinstance(n.get("time"), datetime) and n["time"] <= ctx.now]
+        inside = [n for n in written if n["time"] <= high and (low is None or n["time"] >= low)]
+        notes = written if prior else inside
         if which == "latest":
             notes = notes[-1:]
         elif which == "first":
@@ -44,15 +55,19 @@ def check_note_consistency(ctx: ToolContext, item: str | None = None, which: str
                                  n.get("ref")) for n in notes]
     finally:
         checker.close()
+    if prior and which is None and (start or end):
+        # the window names the note's day or the prior value's day ("the 12/2 note's prior Cr from 6/3")
+        refs = {n.get("ref") for n in inside}
+        reports = [r for r in reports if r.note_ref in refs
+                   or any(_quoted_within(c, low, high) for c in r.checks)]
     wanted = _item_names(ctx, item) if item else None
-    compared: list[dict[str, Any]] = []
-    for report in reports:
-        for check in report.checks:
-            if check.status == "unverifiable" and show != "all":
-                continue
-            if wanted is not None and not _about(check, wanted):
-                continue
-            compared.append(_comparison(ctx, report, check))
+    chosen = [(report, check) for report in reports for check in report.checks
+              if (check.status != "unverifiable" or show == "all") and (not prior or check.entity.prior)
+              and (wanted is None or _about(check, wanted))]
+    if wanted is not None and not prior and any(not c.entity.prior for _, c in chosen):
+        # "the creatinine in the note" is the note's own value: the prior it quotes is asked for by name
+        chosen = [(r, c) for r, c in chosen if not c.entity.prior]
+    compared = [_comparison(ctx, report, check) for report, check in chosen]
     inconsistent = [c for c in compared if c["status"] == "inconsistent"]
     consistent = [c for c in compared if c["status"] == "consistent"]
     out: dict[str, Any] = {
@@ -63,12 +78,38 @@ def check_note_consistency(ctx: ToolContext, item: str | None = None, which: str
         "agree": None if not (consistent or inconsistent) else not inconsistent,
         "comparisons": (inconsistent + consistent + [c for c in compared if c["status"] == "unverifiable"])[:MAX_SHOWN],
     }
+    if item:
+        out["item"] = item
+    what = f"{'a prior value of ' if prior else ''}{item!r}" if item else ("a prior value" if prior else "")
     if not reports:
         out["note"] = "no note with text in this window"
     elif not compared:
-        out["note"] = (f"the chosen note(s) state nothing about {item!r} that the record can check" if item
+        out["note"] = (f"the chosen note(s) state nothing about {what} that the record can check" if what
                        else "the chosen note(s) state nothing the record can check")
     return out
+
+
+def _fold(word: str) -> str:
+    """Lower case without accents ("María" → "maria")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(c))
+
+
+def _without_patient_names(ctx: ToolContext, item: str) -> str | None:
+    """``item`` without the words that are the patient's own names (patient view); None when nothing is left."""
+    names: set[str] = set()
+    for row in ctx.data.rows("patient"):
+        for key in ("name", "name_raw", "given", "family"):
+            names.update(_fold(w) for w in re.findall(r"[^\W\d_]+", str(row.get(key) or "")) if len(w) > 1)
+    kept = [w for w in item.split() if _fold(re.sub(r"['’]s$", "", w)) not in names]
+    return " ".join(kept) or None
+
+
+def _quoted_within(check: Any, low: datetime | None, high: datetime | None) -> bool:
+    """True when ``check`` is a prior value whose own date falls inside the window."""
+    when = check.entity.time
+    if not check.entity.prior or when is None:
+        return False
+    return (low is None or when.end >= low) and (high is None or when.start <= high)
 
 
 def _item_names(ctx: ToolContext, item: str) -> set[str]:
@@ -110,5 +151,5 @@ def _comparison(ctx: ToolContext, report: Any, check: Any) -> dict[str, Any]:
             ctx.cite(Evidence(ref=row["ref"], field=f"{view}.value", value=value, time=when,
                               label=row.get("name"), unit=row.get("unit")))
     return {"note_ref": report.note_ref, "note_time": note_time, "note_type": report.note_type,
-            "as_written": written, "category": entity.category, "status": check.status, "fields": check.fields,
+            "as_written": written, "prior": entity.prior, "category": entity.category, "status": check.status, "fields": check.fields,
             "items": check.items, "reason": check.reason, "record": record}

@@ -20,25 +20,79 @@ Call = tuple[str, dict[str, Any]]
 
 
 @lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    return json.loads((data_dir("lexicon") / "consistency_questions.json").read_text("utf-8"))
+
+
+@lru_cache(maxsize=1)
 def _words() -> dict[str, re.Pattern[str]]:
-    data = json.loads((data_dir("lexicon") / "consistency_questions.json").read_text("utf-8"))
-    return {k: re.compile(v, re.IGNORECASE) for k, v in data.items() if k != "description"}
+    return {k: re.compile(v, re.IGNORECASE) for k, v in _data().items()
+            if k != "description" and isinstance(v, str)}
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` differ by one insertion, deletion, substitution or swap of neighbours."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k in range(len(short)) if short[k] != long_[k]), len(short))
+    return short[i:] == long_[i + 1:]
+
+
+@lru_cache(maxsize=512)
+def normalise(question: str) -> str:
+    """``question`` with one-slip misspellings of the verdict words corrected ("consistant" → "consistent").
+
+    Only words of at least ``slip_min_length`` letters count, so a short word one letter from a verdict word
+    ("march" from "match") stays as written; a word that is itself in the vocabulary is never changed.
+    """
+    data = _data()
+    vocabulary = [w.lower() for w in data.get("agreement_vocabulary", [])]
+    known = set(vocabulary)
+    shortest = int(data.get("slip_min_length", 7))
+
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        low = word.lower()
+        if len(low) < shortest or low in known:
+            return word
+        return next((v for v in vocabulary if _one_slip(low, v)), word)
+
+    return re.sub(r"[A-Za-z]+", fix, question)
 
 
 def asks_consistency(question: str) -> bool:
-    """True when ``question`` asks whether a note agrees with the record (a note word and an agreement word)."""
+    """True when ``question`` asks whether a note agrees with the record (a note word and an agreement word).
+
+    Verdict words are read through :func:`normalise`, so one slip of the pen ("discrepencies") still counts.
+    """
     words = _words()
-    q = question.strip()
+    q = normalise(question.strip())
     return bool(words["note_words"].search(q)) and bool(
         words["agreement_words"].search(q) or words["accuracy_end"].search(q)
     )
 
 
+def asks_prior(question: str) -> bool:
+    """True when the question is about an earlier value a note quotes ("is that prior creatinine right?")."""
+    return bool(_words()["prior_words"].search(question))
+
+
 def consistency_args(pq: ParsedQuestion) -> dict[str, Any]:
-    """The ``check_note_consistency`` arguments a question implies: item, which note, window."""
+    """The ``check_note_consistency`` arguments a question implies: item, which note, window, prior values.
+
+    A speaker's label before a colon ("CDI:") and an aside in parentheses are not the item; in a question
+    about a prior value the words that say so ("quotes a prior creatinine from…") are not either.
+    """
     words = _words()
-    q = pq.text
+    q = normalise(pq.text)
     args: dict[str, Any] = {}
+    if asks_prior(q):
+        args["prior"] = True
     if words["latest_words"].search(q):
         args["which"] = "latest"
     elif words["first_words"].search(q):
@@ -48,15 +102,17 @@ def consistency_args(pq: ParsedQuestion) -> dict[str, Any]:
             args["start"] = pq.window.start.isoformat()
         if pq.window.end is not None:
             args["end"] = pq.window.end.isoformat()
-    rest = words["accuracy_end"].sub(" ", re.sub(r"['’]s\b", " ", q))  # "this note's potassium"
-    for key in ("agreement_words", "note_words", "strip"):
+    rest = words["lead_in"].sub(" ", q)  # "CDI: …", "pharm review: …"
+    rest = re.sub(r"\([^()]*\)", " ", rest)  # "(wrong dose or never ordered)", "(8/6/2025)"
+    rest = words["accuracy_end"].sub(" ", re.sub(r"['’]s\b", " ", rest))  # "this note's potassium"
+    for key in ("agreement_words", "note_words", "strip") + (("prior_strip",) if args.get("prior") else ()):
         rest = words[key].sub(" ", rest)
     if pq.window is not None and pq.window.label:
         rest = rest.replace(pq.window.label, " ")
     rest = re.sub(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
                   r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b|\b\d[\d/\-.]*\b|[^\w\s&+-]", " ", rest,
                   flags=re.IGNORECASE)
-    item = " ".join(rest.split()).strip(" '")
+    item = " ".join(w for w in rest.split() if re.search(r"\w", w)).strip(" '")  # not a lone "+" or "-"
     if item:
         args["item"] = item
     return args
@@ -66,9 +122,10 @@ def plan_consistency(pq: ParsedQuestion) -> Any:
     """Check the chosen notes against the record and answer Yes/No (or list the disagreements), both sides quoted."""
     args = consistency_args(pq)
     result = yield ("check_note_consistency", args)
-    negative = bool(_words()["negative_words"].search(pq.text))  # "do they disagree?": Yes means a mismatch
+    negative = bool(_words()["negative_words"].search(normalise(pq.text)))  # "do they disagree?": Yes = mismatch
     agree = result.get("agree")
-    what = f" about {args['item']}" if args.get("item") else ""
+    item = result.get("item") if result.get("ok") else args.get("item")  # the patient's names are not an item
+    what = f" about {'the prior ' if args.get('prior') else ''}{item or 'value'}" if item or args.get("prior") else ""
     if not result.get("ok"):
         yield ("final_answer", {"answer": [], "text": result.get("error", "The check could not run."),
                                 "status": "error"})
