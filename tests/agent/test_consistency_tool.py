@@ -116,3 +116,11 @@ def test_the_patients_own_names_are_not_an_item(store):
     result = execute(ctx, "check_note_consistency", {"item": "Ada Lovelace"})
     assert "item" not in result and result["agree"] is False  # every statement of the note: K 5.9 disagrees
     assert execute(ctx, "check_note_consistency", {"item": "Ada's potassium"})["item"] == "potassium"
+
+
+def test_category_keeps_one_kind_of_statement(store):
+    ctx = _ctx(store, datetime(2024, 3, 10, tzinfo=UTC))
+    labs = execute(ctx, "check_note_consistency", {"category": "lab", "which": "latest"})
+    drugs = execute(ctx, "check_note_consistency", {"category": "medication", "which": "latest"})
+    assert {c["category"] for c in labs["comparisons"]} == {"lab"} and labs["agree"] is False
+    assert drugs["agree"] is None and "any medication" in drugs["note"]

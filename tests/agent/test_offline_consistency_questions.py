@@ -201,3 +201,35 @@ def test_a_dose_in_a_note_is_compared_with_the_order(clinic_db, question, expect
     answer = _ask(question, clinic_db)
     assert answer.status == "answered" and answer.answer == [expected], answer.text
     assert "lisinopril 20 mg" in answer.text
+
+
+@pytest.mark.parametrize(("question", "expected", "quoted"), [
+    ("pharmacy: are the meds in her latest note consistent with what's ordered?", False, "lisinopril 20 mg"),
+    ("Are the diagnoses in the 3/28 note all backed up by her problem list?", False, "Gout"),
+])
+def test_a_kind_of_statement_checks_every_statement_of_that_kind(clinic_db, question, expected, quoted):
+    answer = _ask(question, clinic_db)
+    assert answer.status == "answered" and answer.answer == [expected], answer.text
+    assert quoted in answer.text and "Cr " not in answer.text  # the labs are another kind
+
+
+def test_a_diagnosis_that_agrees_is_quoted_with_its_onset(clinic_db):
+    answer = _ask("Is hypertension in the latest note supported by the conditions?", clinic_db)
+    assert answer.answer == [True] and "on 2020-05-01" in answer.text and "None" not in answer.text
+
+
+def test_have_the_right_value_is_a_verdict_question(clinic_db):
+    answer = _ask("Does the 3/28 note have the right potassium?", clinic_db)
+    assert answer.answer == [True] and "K 4.6" in answer.text
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Does the 3/28 note misstate the potassium?", False),
+    ("Is the K in the 3/28 note off from what the lab reported?", False),
+    ("Does the latest note's potassium reflect the lab value?", True),
+    ("Is the potassium charted in her last note in agreement with the labs?", True),
+    ("Is there any inconsistency between the A/P of the last note and her problem list?", True),
+])
+def test_more_verdict_phrasings(clinic_db, question, expected):
+    answer = _ask(question, clinic_db)
+    assert answer.status == "answered" and answer.answer == [expected], answer.text

@@ -25,7 +25,8 @@ _VIEWS = {"lab": "observation", "vital": "observation", "medication": "medicatio
 
 def check_note_consistency(ctx: ToolContext, item: str | None = None, which: str | None = None,
                            start: str | None = None, end: str | None = None, note: str | None = None,
-                           show: str = "checked", prior: bool = False) -> dict[str, Any]:
+                           show: str = "checked", prior: bool = False,
+                           category: str | None = None) -> dict[str, Any]:
     """Compare what the chosen notes state (about ``item``, or everything) with the record as of now.
 
     ``prior``: only the earlier results a note quotes ("Cr 0.79 (prior 0.77 on 9/12/2025)": the 0.77), each
@@ -33,7 +34,7 @@ def check_note_consistency(ctx: ToolContext, item: str | None = None, which: str
     of the prior value it quotes. Without ``prior``, a question about one item reads the note's own value
     of it and leaves out the prior it quotes (unless that is all the note says of it); a whole-note check
     (no item) covers both. Words of ``item`` that are the patient's own names ("Arthur's notes") are
-    not an item.
+    not an item. ``category`` keeps one kind of statement (medication, condition, lab…).
     """
     from fhirqa.consistency import PatientChecker  # the checker's vocabulary loads only when asked
 
@@ -63,6 +64,7 @@ def check_note_consistency(ctx: ToolContext, item: str | None = None, which: str
     wanted = _item_names(ctx, item) if item else None
     chosen = [(report, check) for report in reports for check in report.checks
               if (check.status != "unverifiable" or show == "all") and (not prior or check.entity.prior)
+              and (category is None or check.entity.category == category)
               and (wanted is None or _about(check, wanted))]
     if wanted is not None and not prior and any(not c.entity.prior for _, c in chosen):
         # "the creatinine in the note" is the note's own value: the prior it quotes is asked for by name
@@ -81,6 +83,8 @@ def check_note_consistency(ctx: ToolContext, item: str | None = None, which: str
     if item:
         out["item"] = item
     what = f"{'a prior value of ' if prior else ''}{item!r}" if item else ("a prior value" if prior else "")
+    if category and not item:
+        what = f"any {category}"
     if not reports:
         out["note"] = "no note with text in this window"
     elif not compared:
@@ -141,7 +145,7 @@ def _comparison(ctx: ToolContext, report: Any, check: Any) -> dict[str, Any]:
     view = _VIEWS.get(entity.category, "observation")
     record = []
     for row in check.rows[:3]:
-        moment = row.get("time") or row.get("start_time") or row.get("authored_on")
+        moment = row.get("time") or row.get("start_time") or row.get("authored_on") or row.get("onset_time")
         when = moment.isoformat() if isinstance(moment, datetime) else moment
         value = row.get("value") if row.get("value") is not None else row.get("dose_value")
         shown = {"ref": row.get("ref"), "item": row.get("name"), "value": value, "unit": row.get("unit"),

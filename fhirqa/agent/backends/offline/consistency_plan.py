@@ -83,7 +83,7 @@ def asks_prior(question: str) -> bool:
 
 
 def consistency_args(pq: ParsedQuestion) -> dict[str, Any]:
-    """The ``check_note_consistency`` arguments a question implies: item, which note, window, prior values.
+    """The ``check_note_consistency`` arguments a question implies: item, kind, which note, window, prior values.
 
     A speaker's label before a colon ("CDI:") and an aside in parentheses are not the item; in a question
     about a prior value the words that say so ("quotes a prior creatinine from…") are not either.
@@ -93,6 +93,9 @@ def consistency_args(pq: ParsedQuestion) -> dict[str, Any]:
     args: dict[str, Any] = {}
     if asks_prior(q):
         args["prior"] = True
+    kinds = [k for k, pattern in _data().get("category_words", {}).items() if re.search(pattern, q, re.IGNORECASE)]
+    if len(kinds) == 1:  # "are the meds in her note what was ordered?": every medication statement
+        args["category"] = kinds[0]
     if words["latest_words"].search(q):
         args["which"] = "latest"
     elif words["first_words"].search(q):
@@ -105,6 +108,8 @@ def consistency_args(pq: ParsedQuestion) -> dict[str, Any]:
     rest = words["lead_in"].sub(" ", q)  # "CDI: …", "pharm review: …"
     rest = re.sub(r"\([^()]*\)", " ", rest)  # "(wrong dose or never ordered)", "(8/6/2025)"
     rest = words["accuracy_end"].sub(" ", re.sub(r"['’]s\b", " ", rest))  # "this note's potassium"
+    for pattern in _data().get("category_words", {}).values():  # first: "A/P" before the article "a" goes
+        rest = re.sub(pattern, " ", rest, flags=re.IGNORECASE)
     for key in ("agreement_words", "note_words", "strip") + (("prior_strip",) if args.get("prior") else ()):
         rest = words[key].sub(" ", rest)
     if pq.window is not None and pq.window.label:
@@ -159,6 +164,6 @@ def _record(comparison: dict[str, Any]) -> str:
     if not rows:
         return "no such item" if "existence" in comparison.get("fields", []) else "no row to compare"
     row = rows[0]
-    value = f"{row.get('value')} {row.get('unit') or ''}".strip()
+    value = f" {row.get('value')} {row.get('unit') or ''}".rstrip() if row.get("value") is not None else ""
     when = str(row.get("time") or "")[:10]
-    return f"{row.get('item')} {value}" + (f" on {when}" if when else "")
+    return f"{row.get('item')}{value}" + (f" on {when}" if when else "")  # a diagnosis has no value: its onset
