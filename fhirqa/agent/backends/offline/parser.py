@@ -14,7 +14,14 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from fhirqa.agent.backends.offline.timephrases import DATE, Window, find_window, parse_date
+from fhirqa.agent.backends.offline.timephrases import (
+    DATE,
+    Anchor,
+    Window,
+    anchor_words,
+    find_window,
+    parse_date,
+)
 
 _VIEW_CUES: list[tuple[str, str]] = [
     ("allergy", r"\ballerg\w*|\banaphyla\w*"),
@@ -234,13 +241,23 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     if drug_match and re.search(r"\bhow (?:many \w+|long)\b.{0,12}\b(?:since|ago)\b|\b(?:time|days|weeks|months|years|mos|yrs|wks|d) since\b", rest):
         drug_match = None  # "how many years since Plavix was last prescribed": the drug is the event itself
     soon_after = False
+    day_of_drug = None
     if drug_match:
         pq.intent = "after_drug"
         pq.drug = drug_match.group("drug").strip()
+        # "K the day after starting vancomycin": the one calendar day after the drug's first order, a window
+        day_of_drug = re.search(rf"\b(?:on\s+)?(?:the\s+)?(?:{'|'.join(anchor_words()['day_nouns'])})\s*$", rest[: drug_match.start()])
         # "right / immediately / just / first after X was started": the first value after the start
         soon = re.search(r"\b(?:right|immediately|just|directly|shortly|soon|straight|first)\s*,?\s*$", rest[: drug_match.start()])
         soon_after = soon is not None
         rest = rest[: soon.start() if soon else drug_match.start()] + " " + rest[drug_match.end() :]
+        if day_of_drug and not soon:
+            after = drug_match.group(0).split()[0]
+            offset = int(anchor_words()["offset_words"].get(after, 1))
+            pq.window = Window(None, None, f"the day {after} {pq.drug} was started", anchor="event",
+                               event=Anchor("drug", "day", name=pq.drug, amount=offset))
+            pq.intent, pq.drug = "value", None
+            rest = rest[: day_of_drug.start()] + " " + rest[day_of_drug.end():]
 
     ordered = re.search(r"\b(?:prescri\w*|ordered|orders?|rx|takes?|taking)\b", rest)
     if re.search(r"\b(?:given|administered|received|receive|infused|got)\b", rest) or (
@@ -253,7 +270,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
                   r"|\(?\b(?:on\s+)?(?:admission|admit)\s+(?:vs\.?|versus|to|compared (?:to|with))\s+(?:now|today|latest|current)\b\)?",
                   lambda m: " change " if re.search(r"\b(?:admission|admit)\b", rest[: m.start()] + rest[m.end() :])
                   else " change since admission ", rest)
-    time_match = find_window(rest, now)
+    time_match = find_window(rest, now) if pq.window is None else None
     if time_match and time_match.window.anchor == "admission" and not _has_item(rest[: time_match.start] + " " + rest[time_match.end :]):
         time_match = None  # "date of this admission?": the stay itself is the question
     if time_match:
@@ -785,7 +802,8 @@ def _stay_frame(pq: ParsedQuestion, text: str) -> None:
 def _counts_visits(text: str) -> bool:
     """Visits of a class asked with no value word ("ED visits in the past two years?"): how many."""
     return bool(re.search(r"\b(?:visits|encounters|admissions|admits|hospitali[sz]ations|stays|trips)\b", text)
-                and _encounter_class(text) and not re.search(_VALUE_CUES, text)
+                and (_encounter_class(text) or re.fullmatch(r"\W*(?:visits|encounters)\W*", text))
+                and not re.search(_VALUE_CUES, text)
                 and not _has_item(re.sub(rf"\b(?:{_CLASS_WORDS}|trips?)\b", " ", text)))
 
 

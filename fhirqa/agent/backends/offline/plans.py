@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Generator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from functools import lru_cache
 from typing import Any
 
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
+from fhirqa.agent.backends.offline.timephrases import Anchor, Window, anchor_words
 from fhirqa.agent.catalog import UnknownView, view_info
 from fhirqa.agent.resolver import core_name
 
@@ -230,6 +231,123 @@ def _no_stay(pq: ParsedQuestion, what: str) -> Call:
                      f"to, so no {what} can be placed in it.", status="no-data")
 
 
+def _stays(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], list[dict[str, Any]]]:
+    """The patient's inpatient stays (classes of ``stay_classes`` in lexicon/time_anchors.json) by start.
+
+    Only the latest two of each class are fetched (no anchor reaches further back); each is cited.
+    """
+    found = yield ("get_resources", {"view": "encounter"})
+    if not found.get("count"):
+        return []
+    rows: list[dict[str, Any]] = []
+    for code in anchor_words()["stay_classes"]:
+        of_class = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": code, "field": "class_code"})
+        for index in range(-min(int(of_class.get("count") or 0), 2), 0):
+            row = _row((yield ("get_by_index", {"records": of_class["handle"], "index": index, "order_by": "start_time"})))
+            if _instant(row.get("start_time")):
+                rows.append(row)
+    return sorted(rows, key=lambda r: _instant(r.get("start_time")) or datetime.min.replace(tzinfo=UTC))
+
+
+def _surgical(name: str) -> bool:
+    """A procedure name that is an operation (its words in ``surgical_terms``: -ectomy, repair, bypass …)."""
+    lowered = name.lower()
+    return any(term in lowered for term in anchor_words()["surgical_terms"])
+
+
+def _event_time(pq: ParsedQuestion, anchor: Anchor) -> Generator[Call, dict[str, Any], tuple[datetime, datetime | None] | str]:
+    """(start, end) of the anchor event from the record, or why there is none (the missing event, named)."""
+    if anchor.event == "stay":
+        stays = yield from _stays(pq)
+        need = 2 if anchor.relation == "between" or anchor.which == -2 else 1
+        if len(stays) < need:
+            held = f"only {len(stays)} inpatient stay" if stays else "no inpatient stay"
+            return f"the record holds {held}" if need == 2 and stays else "the patient was never admitted (no inpatient stay)"
+        if anchor.relation == "between":
+            before, last = stays[-2], stays[-1]
+            end = _instant(before.get("end_time")) or _instant(before.get("start_time"))
+            return end, _instant(last.get("start_time"))  # type: ignore[return-value]
+        stay = stays[anchor.which]
+        start = _instant(stay.get("start_time"))
+        end = _instant(stay.get("end_time"))
+        if anchor.edge == "end" and end is None:
+            return "the latest stay has no discharge yet"
+        return start, end  # type: ignore[return-value]
+    if anchor.event == "visit":
+        found = yield ("get_resources", {"view": "encounter"})
+        if not found.get("count"):
+            return "the record has no visit"
+        before_now = found
+        if pq.now is not None:
+            before_now = yield ("filter_by_date", {"records": found["handle"], "end": _iso(pq.now), "field": "start_time"})
+        if not before_now.get("count"):
+            return "the record has no visit before now"
+        row = _row((yield ("get_by_index", {"records": before_now["handle"], "index": -1, "order_by": "start_time"})))
+        return _instant(row.get("start_time")), _instant(row.get("end_time"))  # type: ignore[return-value]
+    if anchor.event == "drug":
+        located = yield from find_records(pq, views=["medication"], entity=anchor.name)
+        if located is None or located[1].get("ambiguous"):
+            return f"the record has no {anchor.name} order"
+        row = _row((yield ("get_by_index", {"records": located[1]["handle"], "index": 0})))
+        started = _instant(_row_time(row))
+        return (started, None) if started else f"the {anchor.name} order has no date"
+    # a procedure by name, or the latest operation
+    found = yield ("get_resources", {"view": "procedure", **({"item": anchor.name} if anchor.name else {})})
+    resolved = str(found.get("resolved_by", ""))
+    if anchor.event == "procedure" and (not found.get("count") or resolved.startswith("fuzzy") or found.get("ambiguous")):
+        return f"the record has no {anchor.name} (no such procedure)"
+    if anchor.event == "surgery":
+        operations = [name for name in (found.get("items") or []) if isinstance(name, str) and _surgical(name)]
+        if not operations:
+            return "the record holds no operation (no surgical procedure)"
+        found = yield ("get_resources", {"view": "procedure", "item": operations[0]})
+        for other in operations[1:]:  # the latest of all operations
+            more = yield ("get_resources", {"view": "procedure", "item": other})
+            if more.get("handle"):
+                found = yield ("combine_evidence", {"handles": [found["handle"], more["handle"]]})
+    row = _row((yield ("get_by_index", {"records": found["handle"], "index": -1})))
+    start = _instant(_row_time(row))
+    return (start, start) if start else "the procedure has no date"
+
+
+def event_window(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Window | str]:
+    """The question's event-anchored window as explicit instants, or why it cannot be placed.
+
+    Days are calendar days of the instants as stored (UTC): the store keeps no local offset.
+    """
+    window = pq.window
+    assert window is not None and window.event is not None
+    anchor = window.event
+    got = yield from _event_time(pq, anchor)
+    if isinstance(got, str):
+        return got
+    start, end = got
+    edge = end if anchor.edge == "end" and end is not None else start
+    tick = timedelta(microseconds=1)
+    now = pq.now
+    low: datetime | None
+    high: datetime | None
+    if anchor.relation == "day":
+        day = edge.date() + timedelta(days=anchor.amount)
+        low, high = datetime.combine(day, time.min, tzinfo=UTC), datetime.combine(day, time.max, tzinfo=UTC)
+    elif anchor.relation == "hours_before":
+        low, high = edge - timedelta(hours=anchor.amount), edge
+    elif anchor.relation == "before":
+        low, high = None, edge - tick
+    elif anchor.relation in ("after", "since"):
+        low, high = (edge + tick if anchor.relation == "after" else edge), now
+    elif anchor.relation == "between":
+        low, high = start + tick, end
+    elif anchor.relation == "within":  # the question's own span, inside the event
+        low = max(t for t in (window.start, start) if t is not None)
+        high = min(t for t in (window.end, end or now) if t is not None)
+    else:  # during / at
+        low, high = start, end or now
+    if low is not None and high is not None and low > high:
+        return "the window is empty"
+    return Window(low, high, f"{window.label} ({_day(_iso(edge))})")
+
+
 def windowed(pq: ParsedQuestion, handle: str, field: str | None = None) -> Generator[Call, dict[str, Any], dict[str, Any]]:
     """Apply the question's window to ``handle``; returns the filter result (or a pass-through)."""
     if pq.window is not None and pq.window.anchor == "admission":
@@ -237,6 +355,11 @@ def windowed(pq: ParsedQuestion, handle: str, field: str | None = None) -> Gener
         if stay is None:
             return {"handle": handle, "count": 0, "no_stay": True}
         pq.window = stay
+    if pq.window is not None and pq.window.anchor == "event":
+        placed = yield from event_window(pq)
+        if isinstance(placed, str):
+            return {"handle": handle, "count": 0, "no_anchor": placed}
+        pq.window = placed
     if pq.window is None or pq.window.anchor:
         return {"handle": handle, "count": None}
     args: dict[str, Any] = {"records": handle}
@@ -253,6 +376,8 @@ def _empty_window(pq: ParsedQuestion, what: str, result: dict[str, Any]) -> Call
     """No rows in the window: say so, and name the nearest records on either side (the ones cited)."""
     if result.get("no_stay"):
         return _no_stay(pq, what)
+    if result.get("no_anchor"):  # "POD1 K" with no operation: the event the window hangs on is missing
+        return final([], f"No {what} {pq.window.label if pq.window else ''}: {result['no_anchor']}.", status="no-data")
     label = pq.window.label if pq.window else ""
     near = []
     for key, word in (("nearest_before", "before"), ("nearest_after", "after")):
@@ -624,6 +749,9 @@ def plan_count(pq: ParsedQuestion) -> Plan:
         return
     filtered = yield from windowed(pq, handle)
     handle = filtered.get("handle") or handle
+    if filtered.get("no_anchor"):
+        yield _empty_window(pq, label, filtered)
+        return
     if filtered.get("count") == 0:
         yield final([0], f"There were no {label} {pq.window.label if pq.window else ''}.".replace("  ", " "))
         return

@@ -1,16 +1,23 @@
 """Time phrases in questions → explicit windows, resolved against ``now``.
 
 "in the last 6 months", "past year", "since March 2018", "in 2017", "between 1/2/2016 and
-2017-06-30", "before 2019-01-01", "on 3 May 2019", "yesterday", "this year". The matched text is
-returned so the parser can remove it before looking for the clinical entity.
+2017-06-30", "before 2019-01-01", "on 3 May 2019", "yesterday", "this year"; calendar windows ("Q3 2025",
+"YTD", "on Monday", "overnight"); and event-anchored windows ("HD#2", "POD1", "before her last admission",
+"first Cr after discharge", "in the 48 h before discharge", "the day after the chest x-ray", "at her last
+visit", "between her two admissions"), whose :class:`Anchor` the plan resolves from the record. The matched
+text is returned so the parser can remove it before looking for the clinical entity. The words are data
+(``lexicon/time_anchors.json``).
 """
 
 from __future__ import annotations
 
 import calendar
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
+from typing import Any
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
@@ -47,13 +54,35 @@ DATE = (
 
 
 @dataclass(frozen=True)
+class Anchor:
+    """An event of the record a window hangs on, and where the window lies from it.
+
+    ``event``: ``stay`` (an inpatient stay; ``which`` = -1 the latest, -2 the one before it), ``surgery``
+    (the latest operation), ``procedure`` (the latest one called ``name``), ``drug`` (the first order of
+    ``name``), ``visit`` (the latest encounter of any class). ``relation``: ``during`` the event, ``before``
+    or ``after`` its ``edge`` (start or end), ``day`` (the calendar day ``amount`` days from the edge's day),
+    ``hours_before`` (the ``amount`` hours up to the edge), ``between`` (the end of the stay before last to
+    the start of the last), ``at`` (within the event), ``since`` (the event's start to now), ``within``
+    (the window's own calendar span, kept only inside the event).
+    """
+
+    event: str
+    relation: str
+    which: int = -1
+    name: str | None = None
+    amount: int = 0
+    edge: str = "start"
+
+
+@dataclass(frozen=True)
 class Window:
     """An inclusive time window; either end may be open. ``label`` says it the way the question did."""
 
     start: datetime | None
     end: datetime | None
     label: str
-    anchor: str | None = None  # "last_admission": scope to the most recent inpatient encounter
+    anchor: str | None = None  # "admission": the current stay; "event": resolved from ``event`` by the plan
+    event: Anchor | None = None
 
     def contains(self, when: datetime) -> bool:
         """True when ``when`` falls inside the window."""
@@ -240,8 +269,13 @@ def find_window(text: str, now: datetime) -> TimeMatch | None:
 
 
 def _find_window(text: str, now: datetime) -> TimeMatch | None:
+    if found := _calendar_window(text, now):  # first: "overnight during his admission" is the night, in the stay
+        return found
+    if found := _event_window(text):
+        return found
     if m := _LAST_ADMISSION.search(text):
-        return TimeMatch(Window(None, None, "during the last admission", anchor="last_admission"), *m.span(), "admission")
+        anchor = Anchor("stay", "during")
+        return TimeMatch(Window(None, None, "during the last admission", anchor="event", event=anchor), *m.span(), "admission")
     if m := _BETWEEN.search(text):
         a, b = _span(m.groupdict()), _span(_b_groups(m.groupdict()))
         if a and b:
@@ -299,4 +333,156 @@ def _find_window(text: str, now: datetime) -> TimeMatch | None:
         return TimeMatch(Window(None, None, "on admission", anchor="admission"), *m.span(), "on_admission")
     if m := _CURRENT_ADMISSION.search(text):
         return TimeMatch(Window(None, None, "this admission", anchor="admission"), *m.span(), "current_admission")
+    return None
+
+
+# --- event-anchored and calendar windows (words in lexicon/time_anchors.json) ----------------------------------
+
+
+@lru_cache(maxsize=1)
+def anchor_words() -> dict[str, Any]:
+    """The words of anchored and calendar windows (``lexicon/time_anchors.json``)."""
+    from fhirqa.project import data_dir
+
+    return dict(json.loads((data_dir("lexicon") / "time_anchors.json").read_text(encoding="utf-8")))
+
+
+def _alt(words: Any) -> str:
+    """A regex alternation of ``words``, longest first, each escaped (spaces match any blank run)."""
+    return "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True)) + ")"
+
+
+_POSS = r"(?:(?:her|his|their|the|my|pt's|patient's)\s+)?"
+
+
+@lru_cache(maxsize=1)
+def _event_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    w = anchor_words()
+    stay, stays, dc = _alt(w["stay_nouns"]), _alt(w["stay_nouns_plural"]), _alt(w["discharge_nouns"])
+    latest, before, after = _alt(w["latest_words"]), _alt(w["before_words"]), _alt(w["after_words"])
+    during, visit = _alt(w["during_words"]), _alt(w["visit_nouns"])
+    last_stay = rf"{_POSS}(?:{latest}\s+)?{stay}"
+    offset = _alt(w["offset_words"])
+    return [
+        # "HD#2", "hospital day 2", "on HD 3 of her last admission", "hosp day 2 last admit"
+        ("hospital_day", re.compile(rf"\b(?:on\s+)?{_alt(w['hospital_day_words'])}\s*#?\s*(?P<n>\d{{1,2}})\b"
+                                    rf"(?:\s+(?:of\s+)?(?:{during}\s+)?{_POSS}(?:{latest}\s+)?{stay}\b)?")),
+        # "POD1", "post-op day 2", "on postoperative day 1"
+        ("postop_day", re.compile(rf"\b(?:on\s+)?{_alt(w['postop_day_words'])}\s*#?\s*(?P<n>\d{{1,2}})\b")),
+        # "in the 48 h before discharge", "the last 24 hours prior to his last discharge"
+        ("hours_before", re.compile(rf"\b(?:(?:in|during|over|within)\s+)?(?:the\s+)?(?:(?:last|final)\s+)?(?P<n>\d{{1,3}})\s*-?\s*"
+                                    rf"(?P<u>h|hr|hrs|hours?|d|days?)\s+{before}\s+{_POSS}(?:{latest}\s+)?{dc}\b")),
+        # "the admission before last", "her penultimate stay"
+        ("previous_stay", re.compile(rf"\b(?:{during}\s+)?{_POSS}{stay}\s+{_alt(w['previous_stay_words'])}\b"
+                                     rf"|\b(?:{during}\s+)?{_POSS}{_alt(w['previous_stay_adjectives'])}\s+{stay}\b")),
+        # "between her two admissions", "between his last 2 hospitalizations"
+        ("between_stays", re.compile(rf"\bbetween\s+{_POSS}(?:{latest}\s+)?(?:two|2)\s+{stays}\b")),
+        # "the day before the appendectomy", "the day after his chest x-ray, 2 views", "the day after discharge"
+        ("day_offset", re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_alt(w['day_nouns'])}\s+(?P<off>{offset})\s+{_POSS}"
+                                  rf"(?P<name>[a-z0-9][a-z0-9 ,&/+\-]*?)\s*(?=[?.!;]|$)")),
+        # "before her last admission", "prior to the most recent admit"
+        ("before_stay", re.compile(rf"\b{before}\s+{last_stay}\b")),
+        # "after discharge", "post discharge", "since his last discharge"
+        ("after_discharge", re.compile(rf"\b{after}\s+{_POSS}(?:{latest}\s+)?{dc}\b")),
+        # "during his admission", "throughout her last hospitalization"
+        ("during_stay", re.compile(rf"\b(?:during|throughout|over)\s+{_POSS}(?:{latest}\s+)?{stay}\b"
+                                   rf"|\b(?:in|on|for)\s+{_POSS}{latest}\s+{stay}\b")),
+        # "at her last visit", "@ last visit", "since the most recent appointment"
+        ("at_visit", re.compile(rf"(?:\b(?:at|during|in|on)|@)\s*{_POSS}{latest}\s+{visit}\b")),
+        ("since_visit", re.compile(rf"\bsince\s+{_POSS}{latest}\s+{visit}\b")),
+        # "after surgery", "since the operation"
+        ("after_surgery", re.compile(rf"\b(?:{after})\s+{_POSS}(?:{latest}\s+)?{_alt(['surgery', 'operation', 'op'])}\b")),
+    ]
+
+
+def _offset_named(name: str, off: int) -> Anchor:
+    """"the day after <name>": a stay's admission or discharge, an operation, else a procedure by name."""
+    w = anchor_words()
+    name = re.sub(r"^(?:(?:her|his|their|the)\s+)?(?:(?:" + "|".join(map(re.escape, w["latest_words"])) + r")\s+)?", "", name.strip())
+    name = re.sub(r"\s+(?:was|were)\s+(?:done|performed)$", "", name)
+    if re.fullmatch(_alt(w["discharge_nouns"]), name):
+        return Anchor("stay", "day", amount=off, edge="end")
+    if re.fullmatch(_alt(w["stay_nouns"]), name):
+        return Anchor("stay", "day", amount=off, edge="start")
+    if re.fullmatch(_alt(w["surgery_nouns"]), name):
+        return Anchor("surgery", "day", amount=off)
+    return Anchor("procedure", "day", name=name, amount=off)
+
+
+_ELAPSED = re.compile(r"\b(?:time|how long|long|days?|weeks?|months?|years?|hours?|wks?|mos?|yrs?|hrs?)\b[^.?!]*$")
+
+
+def _event_window(text: str) -> TimeMatch | None:
+    """The first event-anchored phrase of ``text`` (by kind, in the order of :func:`_event_patterns`)."""
+    for kind, pattern in _event_patterns():
+        m = pattern.search(text)
+        if not m:
+            continue
+        phrase = m.group(0).strip()
+        if phrase.startswith("since") and _ELAPSED.search(text[: m.start()]):
+            continue  # "time since discharge", "days since her last visit": the event itself is asked about
+        if kind == "hospital_day":
+            n = int(m.group("n"))
+            if n < 1:
+                continue
+            anchor = Anchor("stay", "day", amount=n - 1, edge="start")
+        elif kind == "postop_day":
+            anchor = Anchor("surgery", "day", amount=int(m.group("n")))
+        elif kind == "hours_before":
+            hours = int(m.group("n")) * (24 if m.group("u").startswith("d") else 1)
+            anchor = Anchor("stay", "hours_before", amount=hours, edge="end")
+        elif kind == "previous_stay":
+            anchor = Anchor("stay", "during", which=-2)
+        elif kind == "between_stays":
+            anchor = Anchor("stay", "between")
+        elif kind == "day_offset":
+            anchor = _offset_named(m.group("name"), int(anchor_words()["offset_words"][re.sub(r"\s+", " ", m.group("off"))]))
+        elif kind == "before_stay":
+            anchor = Anchor("stay", "before", edge="start")
+        elif kind == "after_discharge":
+            anchor = Anchor("stay", "after", edge="end")
+        elif kind == "during_stay":
+            anchor = Anchor("stay", "during")
+        elif kind == "at_visit":
+            anchor = Anchor("visit", "at")
+        elif kind == "since_visit":
+            anchor = Anchor("visit", "since")
+        else:  # after_surgery
+            anchor = Anchor("surgery", "after", edge="start")
+        return TimeMatch(Window(None, None, phrase, anchor="event", event=anchor), *m.span(), "event")
+    return None
+
+
+def _calendar_window(text: str, now: datetime) -> TimeMatch | None:
+    """Quarters ("Q3 2025"), year to date, weekday names ("on Monday") and "overnight", resolved against ``now``."""
+    w = anchor_words()
+    quarter = re.search(rf"\b(?:(?:in|during|for|over)\s+)?(?:the\s+)?(?P<q>{_alt(w['quarter_words'])})\s*(?:of\s+)?(?P<y>\d{{4}})\b", text)
+    if quarter:
+        q, y = w["quarter_words"][re.sub(r"\s+", " ", quarter.group("q"))], int(quarter.group("y"))
+        first = date(y, 3 * q - 2, 1)
+        last = date(y, 3 * q, calendar.monthrange(y, 3 * q)[1])
+        return TimeMatch(Window(_day_start(first), _day_end(last), f"in Q{q} {y}"), *quarter.span(), "quarter")
+    if m := re.search(rf"\b(?:(?:so far\s+)?(?:in\s+|for\s+)?(?:the\s+)?){_alt(w['ytd_words'])}\b", text):
+        return TimeMatch(Window(_day_start(date(now.year, 1, 1)), now, "year to date"), *m.span(), "ytd")
+    dated = (m := _BARE_DATE.search(text)) is not None and _span(m.groupdict()) is not None
+    if dated:  # "febrile overnight per the 1/6 progress note": the written date names the day, not now
+        return None
+    days = w["weekdays"]
+    if m := re.search(rf"\b(?:(?:on|last|this past)\s+)?(?P<d>{_alt(days)})(?:'s)?\b", text):
+        back = (now.weekday() - int(days[m.group("d")])) % 7 or 7  # the latest such day before today
+        day = now.date() - timedelta(days=back)
+        return TimeMatch(Window(_day_start(day), _day_end(day), f"on {m.group('d').title()} {day}"), *m.span(), "weekday")
+    if m := re.search(rf"(?<![\w/]){_alt(w['overnight_words'])}(?![\w/])", text):
+        hours = w["night_hours"]
+        today = now.date() if now.hour >= int(hours["end"]) else now.date() - timedelta(days=1)
+        zone = now.tzinfo or UTC
+        start = datetime.combine(today - timedelta(days=1), time(int(hours["start"])), tzinfo=zone)
+        end = datetime.combine(today, time(int(hours["end"])), tzinfo=zone)
+        window = Window(start, end, f"overnight ({start.date()} {hours['start']}:00 to {end.date()} {hours['end']}:00)")
+        stay = re.match(rf"\s+(?:during|in|on|throughout)\s+{_POSS}(?:{_alt(w['latest_words'])}\s+)?{_alt(w['stay_nouns'])}\b",
+                        text[m.end():])
+        if stay:  # "overnight during his admission": the night's window, kept only inside that stay
+            window = Window(start, end, window.label, anchor="event", event=Anchor("stay", "within"))
+            return TimeMatch(window, m.start(), m.end() + stay.end(), "overnight")
+        return TimeMatch(window, *m.span(), "overnight")
     return None
