@@ -78,7 +78,8 @@ LABS = [
 ]
 PROCEDURES = [procedure("x1", "Partial colectomy", "2025-05-11T10:00:00"),
               procedure("x2", "Chest X-ray, 2 views", "2025-04-24T15:00:00")]
-MEDS = [med("v1", "Vancomycin 1000 MG Injection", "request", "2025-05-10T20:00:00", dose=1000)]
+MEDS = [med("v1", "Vancomycin 1000 MG Injection", "request", "2025-05-10T20:00:00", dose=1000),
+        med("h1", "Heparin sodium 5000 UNT/ML Injectable Solution", "request", "2025-05-12T09:00:00", dose=5000)]
 VIEWS = {"encounter": ENCOUNTERS, "observation": LABS, "procedure": PROCEDURES, "medication": MEDS}
 NEVER_ADMITTED = {"encounter": [ENCOUNTERS[0]], "observation": LABS, "procedure": [], "medication": []}
 ONE_STAY = {"encounter": ENCOUNTERS[:2], "observation": LABS, "procedure": [], "medication": []}
@@ -210,3 +211,25 @@ def test_anchor_words_leave_the_item_name() -> None:
     assert found is not None and found.window.event is not None
     assert (found.window.event.relation, found.window.event.amount) == ("hours_before", 36)
     assert "discharge" not in "how many k values in the 36 h before his last discharge?"[: found.start]
+
+
+def test_the_day_before_starting_a_drug_and_the_day_of_discharge() -> None:
+    assert ask("sodium the day before starting heparin")["answer"] == [133.0]
+    assert ask("sodium the day before starting vancomycin")["status"] == "no-data"  # May 9 holds no sodium
+    assert ask("Na on the day of discharge?")["answer"] == [138.0]
+
+
+def test_the_first_hours_of_a_stay_or_after_an_operation() -> None:
+    assert ask("how many sodium values in the first 24 h of admission?")["answer"] == [2]
+    assert ask("highest Na within 48 hours after surgery")["answer"] == [135.0]
+
+
+def test_hemodialysis_days_are_not_hospital_days() -> None:
+    found = find_window("on hd 3 times a week?", NOW)
+    assert found is None or found.window.event is None
+
+
+@pytest.mark.parametrize("text", ["how many doses/day of prednisone?", "what day of the week was the visit"])
+def test_a_rate_per_day_is_no_day_of_an_event(text: str) -> None:
+    found = find_window(text, NOW)
+    assert found is None or found.window.event is None

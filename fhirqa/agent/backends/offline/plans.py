@@ -332,6 +332,8 @@ def event_window(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Window |
         low, high = datetime.combine(day, time.min, tzinfo=UTC), datetime.combine(day, time.max, tzinfo=UTC)
     elif anchor.relation == "hours_before":
         low, high = edge - timedelta(hours=anchor.amount), edge
+    elif anchor.relation == "hours_after":
+        low, high = edge, edge + timedelta(hours=anchor.amount)
     elif anchor.relation == "before":
         low, high = None, edge - tick
     elif anchor.relation in ("after", "since"):

@@ -61,7 +61,7 @@ class Anchor:
     (the latest operation), ``procedure`` (the latest one called ``name``), ``drug`` (the first order of
     ``name``), ``visit`` (the latest encounter of any class). ``relation``: ``during`` the event, ``before``
     or ``after`` its ``edge`` (start or end), ``day`` (the calendar day ``amount`` days from the edge's day),
-    ``hours_before`` (the ``amount`` hours up to the edge), ``between`` (the end of the stay before last to
+    ``hours_before`` / ``hours_after`` (the ``amount`` hours up to / from the edge), ``between`` (the end of the stay before last to
     the start of the last), ``at`` (within the event), ``since`` (the event's start to now), ``within``
     (the window's own calendar span, kept only inside the event).
     """
@@ -365,20 +365,26 @@ def _event_patterns() -> list[tuple[str, re.Pattern[str]]]:
     offset = _alt(w["offset_words"])
     return [
         # "HD#2", "hospital day 2", "on HD 3 of her last admission", "hosp day 2 last admit"
+        # (never "HD 3 times a week": hemodialysis)
         ("hospital_day", re.compile(rf"\b(?:on\s+)?{_alt(w['hospital_day_words'])}\s*#?\s*(?P<n>\d{{1,2}})\b"
+                                    rf"(?!\s*{_alt(w['hemodialysis_cues'])})"
                                     rf"(?:\s+(?:of\s+)?(?:{during}\s+)?{_POSS}(?:{latest}\s+)?{stay}\b)?")),
         # "POD1", "post-op day 2", "on postoperative day 1"
         ("postop_day", re.compile(rf"\b(?:on\s+)?{_alt(w['postop_day_words'])}\s*#?\s*(?P<n>\d{{1,2}})\b")),
         # "in the 48 h before discharge", "the last 24 hours prior to his last discharge"
         ("hours_before", re.compile(rf"\b(?:(?:in|during|over|within)\s+)?(?:the\s+)?(?:(?:last|final)\s+)?(?P<n>\d{{1,3}})\s*-?\s*"
                                     rf"(?P<u>h|hr|hrs|hours?|d|days?)\s+{before}\s+{_POSS}(?:{latest}\s+)?{dc}\b")),
+        # "in the first 24 h of admission", "within 48 hours after admission", "the 12 h after surgery"
+        ("hours_after", re.compile(rf"\b(?:(?:in|during|over|within)\s+)?(?:the\s+)?(?:first\s+)?(?P<n>\d{{1,3}})\s*-?\s*"
+                                   rf"(?P<u>h|hr|hrs|hours?|d|days?)\s+(?:of|after|following|post)\s+{_POSS}(?:{latest}\s+)?"
+                                   rf"(?P<what>{stay}|{_alt(['surgery', 'operation'])})\b")),
         # "the admission before last", "her penultimate stay"
         ("previous_stay", re.compile(rf"\b(?:{during}\s+)?{_POSS}{stay}\s+{_alt(w['previous_stay_words'])}\b"
                                      rf"|\b(?:{during}\s+)?{_POSS}{_alt(w['previous_stay_adjectives'])}\s+{stay}\b")),
         # "between her two admissions", "between his last 2 hospitalizations"
         ("between_stays", re.compile(rf"\bbetween\s+{_POSS}(?:{latest}\s+)?(?:two|2)\s+{stays}\b")),
         # "the day before the appendectomy", "the day after his chest x-ray, 2 views", "the day after discharge"
-        ("day_offset", re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_alt(w['day_nouns'])}\s+(?P<off>{offset})\s+{_POSS}"
+        ("day_offset", re.compile(rf"(?<![\w/-])(?:on\s+)?(?:(?P<the>the)\s+)?{_alt(w['day_nouns'])}\s+(?P<off>{offset})\s+{_POSS}"
                                   rf"(?P<name>[a-z0-9][a-z0-9 ,&/+\-]*?)\s*(?=[?.!;]|$)")),
         # "before her last admission", "prior to the most recent admit"
         ("before_stay", re.compile(rf"\b{before}\s+{last_stay}\b")),
@@ -400,6 +406,9 @@ def _offset_named(name: str, off: int) -> Anchor:
     w = anchor_words()
     name = re.sub(r"^(?:(?:her|his|their|the)\s+)?(?:(?:" + "|".join(map(re.escape, w["latest_words"])) + r")\s+)?", "", name.strip())
     name = re.sub(r"\s+(?:was|were)\s+(?:done|performed)$", "", name)
+    started = re.fullmatch(rf"{_alt(w['drug_start_words'])}\s+(?P<d>.+)|(?P<e>.+?)\s+(?:was|were)\s+{_alt(w['started_words'])}", name)
+    if started:  # "the day before starting heparin", "the day after vanc was started": the drug's first order
+        return Anchor("drug", "day", name=(started.group("d") or started.group("e")).strip(), amount=off)
     if re.fullmatch(_alt(w["discharge_nouns"]), name):
         return Anchor("stay", "day", amount=off, edge="end")
     if re.fullmatch(_alt(w["stay_nouns"]), name):
@@ -431,11 +440,17 @@ def _event_window(text: str) -> TimeMatch | None:
         elif kind == "hours_before":
             hours = int(m.group("n")) * (24 if m.group("u").startswith("d") else 1)
             anchor = Anchor("stay", "hours_before", amount=hours, edge="end")
+        elif kind == "hours_after":
+            hours = int(m.group("n")) * (24 if m.group("u").startswith("d") else 1)
+            surgery = re.fullmatch(_alt(["surgery", "operation"]), m.group("what")) is not None
+            anchor = Anchor("surgery" if surgery else "stay", "hours_after", amount=hours)
         elif kind == "previous_stay":
             anchor = Anchor("stay", "during", which=-2)
         elif kind == "between_stays":
             anchor = Anchor("stay", "between")
         elif kind == "day_offset":
+            if m.group("off") == "of" and not m.group("the"):
+                continue  # "doses/day of prednisone", "day of week": a rate or a name, not "the day of <event>"
             anchor = _offset_named(m.group("name"), int(anchor_words()["offset_words"][re.sub(r"\s+", " ", m.group("off"))]))
         elif kind == "before_stay":
             anchor = Anchor("stay", "before", edge="start")
