@@ -233,3 +233,12 @@ def test_hemodialysis_days_are_not_hospital_days() -> None:
 def test_a_rate_per_day_is_no_day_of_an_event(text: str) -> None:
     found = find_window(text, NOW)
     assert found is None or found.window.event is None
+
+
+def test_a_yes_no_question_on_a_missing_anchor_is_no_data_not_no() -> None:
+    final = ask("any sodium after his discharge?", NEVER_ADMITTED)
+    assert final["status"] == "no-data" and "never admitted" in final["text"]
+
+
+def test_an_anchored_value_names_its_anchor_and_day() -> None:
+    assert "the day after the chest x-ray, 2 views (2025-04-24)" in ask("sodium the day after the chest x-ray, 2 views")["text"]

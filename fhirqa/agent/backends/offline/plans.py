@@ -347,7 +347,7 @@ def event_window(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Window |
         low, high = start, end or now
     if low is not None and high is not None and low > high:
         return "the window is empty"
-    return Window(low, high, f"{window.label} ({_day(_iso(edge))})")
+    return Window(low, high, f"{window.label} ({_day(_iso(edge))})", event=anchor)  # event kept: the answer names it
 
 
 def windowed(pq: ParsedQuestion, handle: str, field: str | None = None) -> Generator[Call, dict[str, Any], dict[str, Any]]:
@@ -633,12 +633,14 @@ def plan_value(pq: ParsedQuestion) -> Plan:
         answers.append(value)
         parts.append(f"{row.get(name_field(view)) or pq.entity}: {_shown(row, value, unit)} on {_day(_row_time(row))}")
     word = "first" if pq.position == "first" else "most recent"
+    # "…, the day after his chest x-ray, 2 views (2026-01-01)": the anchor event the window came from, and its day
+    anchored = f", {pq.window.label}" if pq.window is not None and pq.window.event is not None else ""
     if len(answers) == 1 and pq.unit:
         converted, to = _asked_unit(pq, answers[0], unit)
         if to != unit:  # "weight in lbs": the record's kilograms, converted by the units table
             parts[0] += f" = {_with_unit(converted, to)}"
             answers, unit = [converted], to
-    yield final(answers, f"The {word} {'; '.join(parts)}.", unit=unit if len(answers) == 1 else None)
+    yield final(answers, f"The {word} {'; '.join(parts)}{anchored}.", unit=unit if len(answers) == 1 else None)
 
 
 def item_groups(items: list[str]) -> list[list[str]]:
@@ -798,6 +800,9 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
         yield _ambiguous(found, pq.entity)
         return
     filtered = yield from windowed(pq, found["handle"])
+    if filtered.get("no_anchor"):  # "any K after discharge?" for a patient never admitted: unanswerable, not No
+        yield _empty_window(pq, f"{pq.entity} records", filtered)
+        return
     if filtered.get("count") == 0:
         yield final([False], f"No {pq.entity} {pq.window.label if pq.window else ''}, although the record has it at other times.")
         return
