@@ -242,3 +242,22 @@ def test_a_yes_no_question_on_a_missing_anchor_is_no_data_not_no() -> None:
 
 def test_an_anchored_value_names_its_anchor_and_day() -> None:
     assert "the day after the chest x-ray, 2 views (2025-04-24)" in ask("sodium the day after the chest x-ray, 2 views")["text"]
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("sodium on day 2 of her last hospitalization", 133.0), ("Na on the third hospital day", 127.0),
+    ("Na on HD 2 of the admission before last", 131.0)])
+def test_hospital_day_phrasings_and_the_stay_they_name(question: str, value: float) -> None:
+    assert ask(question)["answer"] == [value]
+
+
+def test_the_first_stay_and_the_value_at_discharge() -> None:
+    assert ask("lowest Na during her first hospitalization")["answer"] == [131.0]
+    assert ask("last sodium before her first admission")["answer"] == [139.0]
+    assert ask("sodium at discharge")["answer"] == [138.0]  # the last value of the latest stay, not the latest ever
+
+
+def test_n_days_after_an_event_and_discharge_said_as_a_verb() -> None:
+    assert ask("Na 6 days after discharge")["answer"] == [140.0]
+    assert ask("first sodium after she was discharged")["answer"] == [140.0]
+    assert ask("lowest Na in the last 48 hours of her stay")["answer"] == [135.0]

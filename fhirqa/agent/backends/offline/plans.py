@@ -234,7 +234,7 @@ def _no_stay(pq: ParsedQuestion, what: str) -> Call:
 def _stays(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], list[dict[str, Any]]]:
     """The patient's inpatient stays (classes of ``stay_classes`` in lexicon/time_anchors.json) by start.
 
-    Only the latest two of each class are fetched (no anchor reaches further back); each is cited.
+    Only the first and the latest two of each class are fetched (no anchor reaches other stays); each is cited.
     """
     found = yield ("get_resources", {"view": "encounter"})
     if not found.get("count"):
@@ -242,7 +242,8 @@ def _stays(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], list[dict[str,
     rows: list[dict[str, Any]] = []
     for code in anchor_words()["stay_classes"]:
         of_class = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": code, "field": "class_code"})
-        for index in range(-min(int(of_class.get("count") or 0), 2), 0):
+        count = int(of_class.get("count") or 0)
+        for index in sorted({0, -2, -1} if count > 2 else set(range(-count, 0))):  # the first and the latest two
             row = _row((yield ("get_by_index", {"records": of_class["handle"], "index": index, "order_by": "start_time"})))
             if _instant(row.get("start_time")):
                 rows.append(row)
@@ -267,7 +268,7 @@ def _event_time(pq: ParsedQuestion, anchor: Anchor) -> Generator[Call, dict[str,
             before, last = stays[-2], stays[-1]
             end = _instant(before.get("end_time")) or _instant(before.get("start_time"))
             return end, _instant(last.get("start_time"))  # type: ignore[return-value]
-        stay = stays[anchor.which]
+        stay = stays[anchor.which] if anchor.which < 0 or len(stays) <= 3 else stays[0]
         start = _instant(stay.get("start_time"))
         end = _instant(stay.get("end_time"))
         if anchor.edge == "end" and end is None:

@@ -361,19 +361,31 @@ def _event_patterns() -> list[tuple[str, re.Pattern[str]]]:
     stay, stays, dc = _alt(w["stay_nouns"]), _alt(w["stay_nouns_plural"]), _alt(w["discharge_nouns"])
     latest, before, after = _alt(w["latest_words"]), _alt(w["before_words"]), _alt(w["after_words"])
     during, visit = _alt(w["during_words"]), _alt(w["visit_nouns"])
-    last_stay = rf"{_POSS}(?:{latest}\s+)?{stay}"
+    # a stay: "her last admission", "the first hospitalization", "the admission before last" (which: see _which)
+    sel = rf"(?:(?P<sel>{latest}|{_alt(w['first_words'])})\s+)?"
+    prev = rf"(?:\s+(?P<prev>{_alt(w['previous_stay_words'])}))?"
+    last_stay = rf"{_POSS}{sel}{stay}{prev}"
     offset = _alt(w["offset_words"])
+    amount = rf"(?P<k>\d{{1,2}}|{_alt(w['amount_words'])})"
+    subject = r"(?:she|he|they|the patient|the pt|pt|patient)"
     return [
         # "HD#2", "hospital day 2", "on HD 3 of her last admission", "hosp day 2 last admit"
         # (never "HD 3 times a week": hemodialysis)
         ("hospital_day", re.compile(rf"\b(?:on\s+)?{_alt(w['hospital_day_words'])}\s*#?\s*(?P<n>\d{{1,2}})\b"
                                     rf"(?!\s*{_alt(w['hemodialysis_cues'])})"
-                                    rf"(?:\s+(?:of\s+)?(?:{during}\s+)?{_POSS}(?:{latest}\s+)?{stay}\b)?")),
+                                    rf"(?:\s+(?:of\s+)?(?:{during}\s+)?{last_stay}\b)?")),
+        # "day 2 of her last hospitalization", "the second hospital day", "the 3rd day of the stay"
+        ("hospital_day", re.compile(rf"\b(?:on\s+)?(?:the\s+)?(?:day\s+(?P<n>\d{{1,2}})|(?P<ord>{_alt(w['ordinals'])})\s+"
+                                    rf"(?:hospital\s+day|day))\s+(?:of|in)\s+{last_stay}\b"
+                                    rf"|\b(?:on\s+)?(?:the\s+)?(?P<ord2>{_alt(w['ordinals'])})\s+hospital\s+day\b")),
         # "POD1", "post-op day 2", "on postoperative day 1"
         ("postop_day", re.compile(rf"\b(?:on\s+)?{_alt(w['postop_day_words'])}\s*#?\s*(?P<n>\d{{1,2}})\b")),
         # "in the 48 h before discharge", "the last 24 hours prior to his last discharge"
         ("hours_before", re.compile(rf"\b(?:(?:in|during|over|within)\s+)?(?:the\s+)?(?:(?:last|final)\s+)?(?P<n>\d{{1,3}})\s*-?\s*"
                                     rf"(?P<u>h|hr|hrs|hours?|d|days?)\s+{before}\s+{_POSS}(?:{latest}\s+)?{dc}\b")),
+        # "the last 48 hours of her stay": the same window, said from the stay's end
+        ("hours_before", re.compile(rf"\b(?:(?:in|during|over|within)\s+)?(?:the\s+)?(?:last|final)\s+(?P<n>\d{{1,3}})\s*-?\s*"
+                                    rf"(?P<u>h|hr|hrs|hours?|d|days?)\s+of\s+{last_stay}\b")),
         # "in the first 24 h of admission", "within 48 hours after admission", "the 12 h after surgery"
         ("hours_after", re.compile(rf"\b(?:(?:in|during|over|within)\s+)?(?:the\s+)?(?:first\s+)?(?P<n>\d{{1,3}})\s*-?\s*"
                                    rf"(?P<u>h|hr|hrs|hours?|d|days?)\s+(?:of|after|following|post)\s+{_POSS}(?:{latest}\s+)?"
@@ -384,15 +396,18 @@ def _event_patterns() -> list[tuple[str, re.Pattern[str]]]:
         # "between her two admissions", "between his last 2 hospitalizations"
         ("between_stays", re.compile(rf"\bbetween\s+{_POSS}(?:{latest}\s+)?(?:two|2)\s+{stays}\b")),
         # "the day before the appendectomy", "the day after his chest x-ray, 2 views", "the day after discharge"
-        ("day_offset", re.compile(rf"(?<![\w/-])(?:on\s+)?(?:(?P<the>the)\s+)?{_alt(w['day_nouns'])}\s+(?P<off>{offset})\s+{_POSS}"
+        ("day_offset", re.compile(rf"(?<![\w/-])(?:on\s+)?(?:(?P<the>the)\s+|{amount}\s+(?=days))?(?:{_alt(w['day_nouns'])}|days)\s+(?P<off>{offset})\s+{_POSS}"
                                   rf"(?P<name>[a-z0-9][a-z0-9 ,&/+\-]*?)\s*(?=[?.!;]|$)")),
         # "before her last admission", "prior to the most recent admit"
         ("before_stay", re.compile(rf"\b{before}\s+{last_stay}\b")),
         # "after discharge", "post discharge", "since his last discharge"
-        ("after_discharge", re.compile(rf"\b{after}\s+{_POSS}(?:{latest}\s+)?{dc}\b")),
+        ("after_discharge", re.compile(rf"\b{after}\s+{_POSS}{sel}{dc}\b|\b{after}\s+{subject}\s+{_alt(w['discharged_verbs'])}\b"
+                                       rf"|\bpost-{dc}\b")),
+        # "Cr at discharge", "upon discharge": the last value of the stay
+        ("at_discharge", re.compile(rf"\b{_alt(w['at_discharge_words'])}\b")),
         # "during his admission", "throughout her last hospitalization"
-        ("during_stay", re.compile(rf"\b(?:during|throughout|over)\s+{_POSS}(?:{latest}\s+)?{stay}\b"
-                                   rf"|\b(?:in|on|for)\s+{_POSS}{latest}\s+{stay}\b")),
+        ("during_stay", re.compile(rf"\b(?:during|throughout|over)\s+{last_stay}\b"
+                                   rf"|\b(?:in|on|for)\s+{_POSS}(?P<sel2>{latest}|{_alt(w['first_words'])})\s+{stay}\b")),
         # "at her last visit", "@ last visit", "since the most recent appointment"
         ("at_visit", re.compile(rf"(?:\b(?:at|during|in|on)|@)\s*{_POSS}{latest}\s+{visit}\b")),
         ("since_visit", re.compile(rf"\bsince\s+{_POSS}{latest}\s+{visit}\b")),
@@ -421,6 +436,21 @@ def _offset_named(name: str, off: int) -> Anchor:
 _ELAPSED = re.compile(r"\b(?:time|how long|long|days?|weeks?|months?|years?|hours?|wks?|mos?|yrs?|hrs?)\b[^.?!]*$")
 
 
+def _which(m: re.Match[str]) -> int:
+    """Which stay a match names: 0 the first ("her first admission"), -2 "the admission before last", else -1."""
+    groups = m.groupdict()
+    if groups.get("prev"):
+        return -2
+    sel = (groups.get("sel") or groups.get("sel2") or "").strip()
+    return 0 if sel and re.fullmatch(_alt(anchor_words()["first_words"]), sel) else -1
+
+
+def _number(text: str) -> int:
+    """A small count as written: "2", "two", "2nd", "second"."""
+    w = anchor_words()
+    return int(text) if text.isdigit() else int({**w["ordinals"], **w["amount_words"]}.get(text, 1))
+
+
 def _event_window(text: str) -> TimeMatch | None:
     """The first event-anchored phrase of ``text`` (by kind, in the order of :func:`_event_patterns`)."""
     for kind, pattern in _event_patterns():
@@ -431,15 +461,15 @@ def _event_window(text: str) -> TimeMatch | None:
         if phrase.startswith("since") and _ELAPSED.search(text[: m.start()]):
             continue  # "time since discharge", "days since her last visit": the event itself is asked about
         if kind == "hospital_day":
-            n = int(m.group("n"))
+            n = _number(m.groupdict().get("n") or m.groupdict().get("ord") or m.groupdict().get("ord2") or "0")
             if n < 1:
                 continue
-            anchor = Anchor("stay", "day", amount=n - 1, edge="start")
+            anchor = Anchor("stay", "day", which=_which(m), amount=n - 1, edge="start")
         elif kind == "postop_day":
             anchor = Anchor("surgery", "day", amount=int(m.group("n")))
         elif kind == "hours_before":
             hours = int(m.group("n")) * (24 if m.group("u").startswith("d") else 1)
-            anchor = Anchor("stay", "hours_before", amount=hours, edge="end")
+            anchor = Anchor("stay", "hours_before", which=_which(m), amount=hours, edge="end")
         elif kind == "hours_after":
             hours = int(m.group("n")) * (24 if m.group("u").startswith("d") else 1)
             surgery = re.fullmatch(_alt(["surgery", "operation"]), m.group("what")) is not None
@@ -451,13 +481,18 @@ def _event_window(text: str) -> TimeMatch | None:
         elif kind == "day_offset":
             if m.group("off") == "of" and not m.group("the"):
                 continue  # "doses/day of prednisone", "day of week": a rate or a name, not "the day of <event>"
-            anchor = _offset_named(m.group("name"), int(anchor_words()["offset_words"][re.sub(r"\s+", " ", m.group("off"))]))
+            days = _number(m.group("k")) if m.group("k") else 1  # "2 days after discharge"
+            anchor = _offset_named(m.group("name"), days * int(anchor_words()["offset_words"][re.sub(r"\s+", " ", m.group("off"))]))
         elif kind == "before_stay":
-            anchor = Anchor("stay", "before", edge="start")
+            anchor = Anchor("stay", "before", which=_which(m), edge="start")
         elif kind == "after_discharge":
-            anchor = Anchor("stay", "after", edge="end")
+            anchor = Anchor("stay", "after", which=_which(m), edge="end")
+        elif kind == "at_discharge":
+            if (d := _BARE_DATE.search(text)) is not None and _span(d.groupdict()) is not None:
+                continue  # "Cr at discharge per the 10/7 summary": the written day names the discharge
+            anchor = Anchor("stay", "during", edge="end")  # the stay's window; its latest value is the one at discharge
         elif kind == "during_stay":
-            anchor = Anchor("stay", "during")
+            anchor = Anchor("stay", "during", which=_which(m))
         elif kind == "at_visit":
             anchor = Anchor("visit", "at")
         elif kind == "since_visit":
