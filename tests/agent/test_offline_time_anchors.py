@@ -261,3 +261,10 @@ def test_n_days_after_an_event_and_discharge_said_as_a_verb() -> None:
     assert ask("Na 6 days after discharge")["answer"] == [140.0]
     assert ask("first sodium after she was discharged")["answer"] == [140.0]
     assert ask("lowest Na in the last 48 hours of her stay")["answer"] == [135.0]
+
+
+def test_before_after_and_since_a_procedure_the_lexicon_names() -> None:
+    assert ask("first sodium after the chest x-ray")["answer"] == [137.0]
+    assert ask("last Na before the chest x-ray")["answer"] == [134.0]  # the X-ray of April 24; March 5 before it
+    final = ask("highest Na after her cholecystectomy")
+    assert final["status"] == "no-data" and "cholecystectomy" in final["text"]

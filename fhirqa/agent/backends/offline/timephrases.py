@@ -403,6 +403,10 @@ def _event_patterns() -> list[tuple[str, re.Pattern[str]]]:
         # "after discharge", "post discharge", "since his last discharge"
         ("after_discharge", re.compile(rf"\b{after}\s+{_POSS}{sel}{dc}\b|\b{after}\s+{subject}\s+{_alt(w['discharged_verbs'])}\b"
                                        rf"|\bpost-{dc}\b")),
+        # "first K after the chest x-ray", "how many K since the colonoscopy", "Hb before the cholecystectomy":
+        # a procedure the procedure lexicon names (its terms and aliases), or an operation word
+        ("around_procedure", re.compile(rf"\b(?P<rel>{after}|{before})\s+{_POSS}(?:{latest}\s+)?"
+                                        rf"(?P<name>{_alt(_procedure_names())}|{_alt(['surgery', 'operation'])})\b")),
         # "Cr at discharge", "upon discharge": the last value of the stay
         ("at_discharge", re.compile(rf"\b{_alt(w['at_discharge_words'])}\b")),
         # "during his admission", "throughout her last hospitalization"
@@ -434,6 +438,16 @@ def _offset_named(name: str, off: int) -> Anchor:
 
 
 _ELAPSED = re.compile(r"\b(?:time|how long|long|days?|weeks?|months?|years?|hours?|wks?|mos?|yrs?|hrs?)\b[^.?!]*$")
+
+
+@lru_cache(maxsize=1)
+def _procedure_names() -> tuple[str, ...]:
+    """Procedure terms and aliases of ``lexicon/procedures.json`` (lower case, three letters or more)."""
+    from fhirqa.project import data_dir
+
+    entries = json.loads((data_dir("lexicon") / "procedures.json").read_text(encoding="utf-8")).get("entries", [])
+    names = {n.lower() for e in entries for n in [e.get("term", ""), *e.get("aliases", [])] if len(n) > 2}
+    return tuple(sorted(names))
 
 
 def _which(m: re.Match[str]) -> int:
@@ -487,6 +501,12 @@ def _event_window(text: str) -> TimeMatch | None:
             anchor = Anchor("stay", "before", which=_which(m), edge="start")
         elif kind == "after_discharge":
             anchor = Anchor("stay", "after", which=_which(m), edge="end")
+        elif kind == "around_procedure":
+            rel = re.sub(r"\s+", " ", m.group("rel"))
+            relation = "since" if rel == "since" else "before" if rel in anchor_words()["before_words"] else "after"
+            name = m.group("name")
+            surgery = re.fullmatch(_alt(["surgery", "operation"]), name) is not None
+            anchor = Anchor("surgery" if surgery else "procedure", relation, name=None if surgery else name)
         elif kind == "at_discharge":
             if (d := _BARE_DATE.search(text)) is not None and _span(d.groupdict()) is not None:
                 continue  # "Cr at discharge per the 10/7 summary": the written day names the discharge
