@@ -368,3 +368,9 @@ def test_synthea_drug_names_resolve_to_their_generic(lexicon: Lexicon, synthea: 
             if code in by_code and generic != by_code[code]:
                 wrong.append((display, generic, by_code[code]))
     assert wrong == []
+
+
+def test_pressors_are_the_vasopressor_class_not_a_misspelt_pressure(lexicon: Lexicon) -> None:
+    # "pressors" is two edits from "pressure": without the class the typo tolerance read "any pressors?" as a BP.
+    terms = {e.term for e in lexicon.expand("pressors")}
+    assert {"norepinephrine", "vasopressin", "phenylephrine"} <= terms and "blood pressure" not in terms
