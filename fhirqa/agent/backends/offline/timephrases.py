@@ -49,7 +49,11 @@ DATE = (
     r"|(?<=the )(?=\d{1,2}/\d{1,2}\s+(?:h&p|dc\b|discharge|progress|ed\b|er\b|notes?\b|visit|summary|clinic|admission|"
     r"stay|encounter|history and physical)))"
     r"(?P<mdn>1[0-2]|0?[1-9])/(?P<mdn_d>3[01]|[12]\d|0?[1-9])(?![\d/.])"  # "on 6/23": month/day, no year
-    r"|(?P<y>(?:19|20)\d{2}(?!\d|,\d)(?!\s*(?:mg|mcg|g|kg|units?|iu|ml|meq|mmol)\b)|'\d{2}))"
+    r"|(?P<y>(?:19|20)\d{2}(?!\d|,\d)(?!\s*(?:mg|mcg|g|kg|units?|iu|ml|meq|mmol)\b)|'\d{2})"
+    # "in March", "since May": a month named alone, after a preposition (so the verb "may" never is one)
+    r"|(?:(?<=in )|(?<=during )|(?<=since )|(?<=from )|(?<=until )|(?<=through )|(?<=thru )|(?<=before )|(?<=after ))"
+    rf"(?P<mo>{_MONTH})\b\.?(?!\s*\d)(?!,? (?:of )?')"
+    r")"
 )
 
 
@@ -155,6 +159,12 @@ def _span(groups: dict[str, str | None]) -> DateSpan | None:
                 y, m = (int(x) for x in groups["ym"].split("-"))  # type: ignore[union-attr]
             last = calendar.monthrange(y, m)[1]
             return DateSpan(_day_start(date(y, m, 1)), _day_end(date(y, m, last)))
+        if groups.get("mo"):
+            # a month without a year: the latest such month up to the question's day (this one included)
+            m = _MONTHS[groups["mo"][:3]]  # type: ignore[index]
+            today = _NOW_DAY[-1] if _NOW_DAY else datetime.now(UTC).date()
+            y = today.year if m <= today.month else today.year - 1
+            return DateSpan(_day_start(date(y, m, 1)), _day_end(date(y, m, calendar.monthrange(y, m)[1])))
         if groups.get("y"):
             y = _year(groups["y"])
             return DateSpan(_day_start(date(y, 1, 1)), _day_end(date(y, 12, 31)))
