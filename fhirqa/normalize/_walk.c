@@ -678,81 +678,86 @@ starts_with_ascii(PyObject *text, const char *prefix, Py_ssize_t n)
     return 1;
 }
 
+/* Resolve one "reference" string of ``node`` in place: 0 resolved or left as it is, 1 a dangling "urn:"
+ * reference, -1 error. */
+static int
+rewrite_reference(PyObject *node, PyObject *key, PyObject *value, PyObject *full_urls, PyObject *resolve)
+{
+    PyObject *resolved = PyDict_GetItemWithError(full_urls, value);  /* borrowed */
+    PyObject *owned = NULL;
+    int rc;
+    if (resolved == NULL && PyErr_Occurred())
+        return -1;
+    if (resolved == Py_None)  /* full_urls.get(value) is None: as if absent */
+        resolved = NULL;
+    if (resolved == NULL && !starts_with_ascii(value, "#", 1) && !starts_with_ascii(value, "urn:", 4)
+        && PyUnicode_FindChar(value, '?', 0, PyUnicode_GET_LENGTH(value), 1) == -1) {
+        Py_INCREF(value);  /* Python code runs: hold what we pass it */
+        owned = PyObject_CallOneArg(resolve, value);
+        Py_DECREF(value);
+        if (owned == NULL)
+            return -1;
+        if (owned != Py_None)
+            resolved = owned;
+    }
+    if (resolved == NULL) {
+        Py_XDECREF(owned);
+        return starts_with_ascii(value, "urn:", 4);
+    }
+    /* Replacing the value of an existing key does not resize the dict: iteration stays valid. */
+    Py_INCREF(key);
+    rc = PyDict_SetItem(node, key, resolved);
+    Py_DECREF(key);
+    Py_XDECREF(owned);
+    return rc < 0 ? -1 : 0;
+}
+
+static int rewrite_node(PyObject *node, PyObject *full_urls, PyObject *resolve, int depth);
+
+/* A child of a container: recurse into a plain dict or list (0/1 as rewrite_node), 2 for any other dict or
+ * list (left to Python), 0 for anything else. */
+static int
+rewrite_child(PyObject *child, PyObject *full_urls, PyObject *resolve, int depth)
+{
+    if (Py_IS_TYPE(child, &PyDict_Type) || Py_IS_TYPE(child, &PyList_Type)) {
+        Py_INCREF(child);
+        int rc = rewrite_node(child, full_urls, resolve, depth + 1);
+        Py_DECREF(child);
+        return rc;
+    }
+    return PyDict_Check(child) || PyList_Check(child) ? 2 : 0;
+}
+
 /* Rewrite the "reference" strings under ``node`` in place. 0 done, 1 dangling seen, 2 an unusual
  * container (the caller redoes the rewrite in Python, which is idempotent), -1 error. */
 static int
 rewrite_node(PyObject *node, PyObject *full_urls, PyObject *resolve, int depth)
 {
     int dangles = 0, rc;
-    if (depth > 10000) {
+    if (depth > 10000)
         return 2;
-    }
     if (Py_IS_TYPE(node, &PyList_Type)) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(node); i++) {
-            PyObject *item = PyList_GET_ITEM(node, i);
-            if (Py_IS_TYPE(item, &PyDict_Type) || Py_IS_TYPE(item, &PyList_Type)) {
-                Py_INCREF(item);
-                rc = rewrite_node(item, full_urls, resolve, depth + 1);
-                Py_DECREF(item);
-                if (rc < 0 || rc == 2)
-                    return rc;
-                dangles |= rc;
-            }
-            else if (PyDict_Check(item) || PyList_Check(item))
-                return 2;
+            rc = rewrite_child(PyList_GET_ITEM(node, i), full_urls, resolve, depth);
+            if (rc < 0 || rc == 2)
+                return rc;
+            dangles |= rc;
         }
         return dangles;
     }
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(node, &pos, &key, &value)) {
-        PyTypeObject *kind = Py_TYPE(value);
-        if (kind == &PyUnicode_Type) {
+        if (Py_IS_TYPE(value, &PyUnicode_Type)) {
             if (!PyUnicode_Check(key) || !key_is_reference(key))
                 continue;
-            PyObject *resolved = PyDict_GetItemWithError(full_urls, value);  /* borrowed */
-            PyObject *owned = NULL;
-            if (resolved == NULL && PyErr_Occurred())
-                return -1;
-            if (resolved == Py_None)  /* full_urls.get(value) is None: as if absent */
-                resolved = NULL;
-            if (resolved == NULL) {
-                if (!starts_with_ascii(value, "#", 1) && !starts_with_ascii(value, "urn:", 4)
-                    && PyUnicode_FindChar(value, '?', 0, PyUnicode_GET_LENGTH(value), 1) == -1) {
-                    Py_INCREF(value);  /* Python code runs: hold what we pass it */
-                    owned = PyObject_CallOneArg(resolve, value);
-                    Py_DECREF(value);
-                    if (owned == NULL)
-                        return -1;
-                    if (owned != Py_None)
-                        resolved = owned;
-                }
-            }
-            if (resolved != NULL) {
-                /* Replacing the value of an existing key does not resize the dict: iteration stays valid. */
-                Py_INCREF(key);
-                rc = PyDict_SetItem(node, key, resolved);
-                Py_DECREF(key);
-                Py_XDECREF(owned);
-                if (rc < 0)
-                    return -1;
-            }
-            else {
-                Py_XDECREF(owned);
-                if (starts_with_ascii(value, "urn:", 4))
-                    dangles = 1;
-            }
+            rc = rewrite_reference(node, key, value, full_urls, resolve);
         }
-        else if (kind == &PyDict_Type || kind == &PyList_Type) {
-            Py_INCREF(value);
-            rc = rewrite_node(value, full_urls, resolve, depth + 1);
-            Py_DECREF(value);
-            if (rc < 0 || rc == 2)
-                return rc;
-            dangles |= rc;
-        }
-        else if (PyDict_Check(value) || PyList_Check(value))
-            return 2;
+        else
+            rc = rewrite_child(value, full_urls, resolve, depth);
+        if (rc < 0 || rc == 2)
+            return rc;
+        dangles |= rc;
     }
     return dangles;
 }

@@ -1056,17 +1056,23 @@ def _compare(a: float, op: str, b: float) -> bool:
     return {">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a == b}.get(op, False)
 
 
-def plan_after_drug(pq: ParsedQuestion) -> Plan:
-    """First / last value of an item after a drug was first started."""
+def _first_order(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tuple[dict[str, Any], Call | None]]:
+    """The first order of the question's drug, or the closing call when there is none or the name is ambiguous."""
     located = yield from find_records(pq, views=["medication"], entity=pq.drug)
     if located is None:
-        yield _no_match(pq, f"medication matching '{pq.drug}'")
-        return
+        return {}, _no_match(pq, f"medication matching '{pq.drug}'")
     _, drug = located
     if drug.get("ambiguous"):
-        yield _ambiguous(drug, pq.drug or "")
+        return {}, _ambiguous(drug, pq.drug or "")
+    return _row((yield ("get_by_index", {"records": drug["handle"], "index": 0}))), None
+
+
+def plan_after_drug(pq: ParsedQuestion) -> Plan:
+    """First / last value of an item after a drug was first started."""
+    start_row, failed = yield from _first_order(pq)
+    if failed is not None:
+        yield failed
         return
-    start_row = _row((yield ("get_by_index", {"records": drug["handle"], "index": 0})))
     started = start_row.get("time")
     found = yield from find_records(pq, views=[v for v in pq.views if v != "medication"] or ["observation"])
     if found is None:
@@ -1090,15 +1096,10 @@ def plan_after_drug(pq: ParsedQuestion) -> Plan:
 
 def plan_around_drug(pq: ParsedQuestion) -> Plan:
     """"LDL before vs after the statin": the first value after the drug's first prescription minus the last before it."""
-    located = yield from find_records(pq, views=["medication"], entity=pq.drug)
-    if located is None:
-        yield _no_match(pq, f"medication matching '{pq.drug}'")
+    start_row, failed = yield from _first_order(pq)
+    if failed is not None:
+        yield failed
         return
-    _, drug = located
-    if drug.get("ambiguous"):
-        yield _ambiguous(drug, pq.drug or "")
-        return
-    start_row = _row((yield ("get_by_index", {"records": drug["handle"], "index": 0})))
     started = _instant(start_row.get("time"))
     found = yield from find_records(pq, views=[v for v in pq.views if v != "medication"] or ["observation"], numeric=True)
     if found is None or started is None:
