@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,13 @@ def condition(cid: str = "c1", pid: str = "p1", display: str = "Hypertension", *
         "code": {"coding": [{"system": "http://snomed.info/sct", "code": "38341003", "display": display}]},
         "subject": {"reference": f"Patient/{pid}"}, "onsetDateTime": "2020-05-01", **extra,
     }
+
+
+def note(nid: str, text: str, when: str, pid: str = "p1", kind: str = "Progress note") -> dict[str, Any]:
+    """A DocumentReference holding ``text`` as a base64 text/plain attachment, written at ``when``."""
+    return {"resourceType": "DocumentReference", "id": nid, "status": "current", "type": {"text": kind},
+            "subject": {"reference": f"Patient/{pid}"}, "date": when,
+            "content": [{"attachment": {"contentType": "text/plain", "data": base64.b64encode(text.encode()).decode()}}]}
 
 
 def transaction(*resources: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import functools
 from datetime import UTC, datetime
 
@@ -16,7 +15,7 @@ from fhirqa.agent.tools import execute
 from fhirqa.agent.tools.base import ToolContext
 from fhirqa.sources import FileSource
 from fhirqa.store import Store, ingest
-from tests.builders import observation, patient, transaction, write_json
+from tests.builders import note, observation, patient, transaction, write_json
 
 NOTE = """PROGRESS NOTE
 Date: 3/2/2024 10:00
@@ -24,13 +23,6 @@ S: feels well.
 O: Labs: K 5.9 (drawn 3/1/2024); Na 139 (prior 131 on 1/5/2024).
 A/P: hyperkalemia - repeat BMP.
 """
-
-
-def _note(nid: str, text: str, when: str) -> dict:
-    return {"resourceType": "DocumentReference", "id": nid, "status": "current",
-            "type": {"text": "Progress note"}, "subject": {"reference": "Patient/p1"}, "date": when,
-            "content": [{"attachment": {"contentType": "text/plain",
-                                        "data": base64.b64encode(text.encode()).decode()}}]}
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +33,8 @@ def store(tmp_path_factory):
         observation("k1", value=4.1, when="2024-03-01T08:00:00Z"),
         observation("na1", code="2951-2", display="Sodium", value=139, when="2024-03-01T08:00:00Z"),
         observation("na0", code="2951-2", display="Sodium", value=131, when="2024-01-05T08:00:00Z"),
-        _note("n1", NOTE, "2024-03-02T10:00:00Z"),
-        _note("n2", "Date: 4/2/2024\nO: K 4.1 (drawn 3/1/2024).", "2024-04-02T10:00:00Z"),
+        note("n1", NOTE, "2024-03-02T10:00:00Z"),
+        note("n2", "Date: 4/2/2024\nO: K 4.1 (drawn 3/1/2024).", "2024-04-02T10:00:00Z"),
     ))
     ingest([FileSource([folder / "in"])], folder / "db")
     return Store(folder / "db")

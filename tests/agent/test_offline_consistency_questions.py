@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency
 from fhirqa.agent.engine import ask
 from fhirqa.sources import FileSource
 from fhirqa.store import ingest
-from tests.builders import condition, observation, patient, transaction, write_json
+from tests.builders import condition, note, observation, patient, transaction, write_json
 
 NOW = "2024-03-10T12:00:00Z"
 NOTE = "PROGRESS NOTE\nO: Labs: K 5.9 (drawn 3/1/2024); Na 139 (prior 131 on 1/5/2024).\nA/P: hyperkalemia.\n"
-
-
-def _note(nid: str, text: str, when: str) -> dict:
-    return {"resourceType": "DocumentReference", "id": nid, "status": "current",
-            "type": {"text": "Progress note"}, "subject": {"reference": "Patient/p1"}, "date": when,
-            "content": [{"attachment": {"contentType": "text/plain", "data": base64.b64encode(text.encode()).decode()}}]}
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +22,7 @@ def db(tmp_path_factory):
         observation("k1", value=4.1, when="2024-03-01T08:00:00Z"),
         observation("na1", code="2951-2", display="Sodium", value=139, when="2024-03-01T08:00:00Z"),
         observation("na0", code="2951-2", display="Sodium", value=131, when="2024-01-05T08:00:00Z"),
-        _note("n1", NOTE, "2024-03-02T10:00:00Z"),
+        note("n1", NOTE, "2024-03-02T10:00:00Z"),
     ))
     ingest([FileSource([folder / "in"])], folder / "db")
     return folder / "db"
@@ -106,7 +98,7 @@ def clinic_db(tmp_path_factory):
         observation("k1", value=4.6, when="2024-03-28T08:00:00Z"),
         condition("c1", display="Hypertension"),
         _med("m1", "lisinopril 10 MG Oral Tablet", "2023-05-01T10:00:00Z"),
-        _note("n1", CLINIC, "2024-03-28T10:00:00Z"),
+        note("n1", CLINIC, "2024-03-28T10:00:00Z"),
     ))
     ingest([FileSource([folder / "in"])], folder / "db")
     return folder / "db"
@@ -186,7 +178,7 @@ def test_a_whole_note_check_includes_the_prior_it_quotes(tmp_path):
         patient("p1"),
         observation("cr0", code="2160-0", display="Creatinine", unit="mg/dL", value=1.0, when="2024-02-12T08:00:00Z"),
         observation("cr1", code="2160-0", display="Creatinine", unit="mg/dL", value=1.3, when="2024-04-02T08:00:00Z"),
-        _note("n2", "PROGRESS NOTE\nO: Cr 1.3 (prior 1.4 on 2/12/2024).\n", "2024-04-02T10:00:00Z"),
+        note("n2", "PROGRESS NOTE\nO: Cr 1.3 (prior 1.4 on 2/12/2024).\n", "2024-04-02T10:00:00Z"),
     ))
     ingest([FileSource([tmp_path / "in"])], tmp_path / "db")
     answer = _ask("any mismatch in the 4/2 progress note vs the chart?", tmp_path / "db", LATER_NOW)
