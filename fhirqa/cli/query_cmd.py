@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+from fhirqa.agent.relational import database_for, relational_databases
 from fhirqa.cli.output import render
 from fhirqa.cli.summary import patient_summary
+from fhirqa.errors import FhirqaError
 from fhirqa.store import Store
 
 
@@ -17,7 +20,9 @@ def register(commands: Any, db_default: str) -> None:
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
     p.set_defaults(handler=run_views)
 
-    p = commands.add_parser("show", help="a readable summary of one patient's record")
+    p = commands.add_parser("show", help="a readable summary of one patient's record",
+                            description="A readable summary of one patient's record: from the views, or for a patient "
+                            "found only in an OMOP or MIMIC-III database loaded beside them (ingest --omop/--mimic), from it.")
     p.add_argument("patient", metavar="PATIENT", help="patient id (or Patient/id)")
     p.add_argument("--db", default=db_default, help="store folder (default: %(default)s)")
     p.add_argument("--limit", type=int, default=8, help="rows per section (default: %(default)s)")
@@ -46,8 +51,21 @@ def run_views(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """Print a patient's summary."""
-    print(patient_summary(Store(args.db), args.patient.removeprefix("Patient/"), args.limit))
+    """Print a patient's summary: from the views, or from an OMOP/MIMIC database loaded beside them."""
+    patient = args.patient.removeprefix("Patient/")
+    try:
+        print(patient_summary(Store(args.db), patient, args.limit))
+    except FhirqaError:
+        databases = relational_databases(Path(args.db))
+        if not databases:
+            raise
+        database = database_for(Path(args.db), patient)
+        if database is None:
+            names = ", ".join(d.name for d in databases)
+            raise FhirqaError(f"no patient {patient!r} in {args.db}: neither in the views nor in {names}") from None
+        from fhirqa.sql.browse import RelationalPatient
+
+        print(RelationalPatient(database, patient).summary(args.limit))
     return 0
 
 

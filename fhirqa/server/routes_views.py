@@ -21,6 +21,7 @@ from starlette.responses import Response
 
 from fhirqa.agent.catalog import load_catalog, view_info
 from fhirqa.agent.engine import shared_connection
+from fhirqa.agent.relational import database_for
 from fhirqa.server import access, schemas
 from fhirqa.server.auth import Principal
 from fhirqa.server.deps import ID_PATTERN, audit_context, authenticated, read_json, server
@@ -99,14 +100,34 @@ async def read_view(
     name: str | None = Query(None, max_length=200, description="item name contains (case-insensitive)"),
     limit: int = Query(100, ge=1, le=MAX_ROWS)
 ) -> Response:
-    """One patient's rows of a canonical view, oldest first, filtered by time and item name."""
+    """One patient's rows of a canonical view, oldest first, filtered by time and item name.
+
+    A patient who lives only in an OMOP or MIMIC-III database loaded beside the views is read from it:
+    the same view names, the schema's canonical columns, ``ref`` as ``table/row id``.
+    """
     state = server(request)
     audit_context(request).detail["view"] = view
     access.require_read(principal, id, access.view_types(view))
-    state.asker.require_patient(id)
-    body = await anyio.to_thread.run_sync(_read_view, state.asker.store, view, id, _instant(since, "since"),
-                                          _instant(until, "until"), name, limit)
+    window = _instant(since, "since"), _instant(until, "until")
+    if not state.asker.patients.contains(id):
+        database = await anyio.to_thread.run_sync(database_for, state.asker.store.db, id)
+        if database is None:
+            raise ApiError(404, "no such patient in this store")
+        body = await anyio.to_thread.run_sync(_read_relational, database, view, id, *window, name, limit)
+        return JsonResponse(body)
+    body = await anyio.to_thread.run_sync(_read_view, state.asker.store, view, id, *window, name, limit)
     return JsonResponse(body)
+
+
+def _read_relational(database: Any, view: str, patient: str, since: datetime | None, until: datetime | None,
+                     name: str | None, limit: int) -> dict[str, Any]:
+    from fhirqa.sql.browse import RelationalPatient, UnknownRelationalView
+
+    try:
+        return RelationalPatient(database, patient).rows(view, since=since, until=until, name=name,
+                                                         limit=limit).as_json()
+    except UnknownRelationalView as exc:
+        raise ApiError(404, str(exc)) from None
 
 
 def _run(store: Store, viewdef: dict[str, Any], patient: str | None, limit: int) -> tuple[list[str], list[tuple], bool]:

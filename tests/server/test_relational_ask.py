@@ -49,3 +49,29 @@ def test_a_person_in_neither_is_404(both):
     server, _ = both
     with server.client(server.token()) as client:
         assert client.post("/Patient/999999999/$ask", json=ask_parameters(QUESTION)).status_code == 404
+
+
+def test_a_person_only_in_the_omop_database_has_view_rows_with_their_source_rows(both):
+    server, person = both
+    with server.client(server.token()) as client:
+        response = client.get(f"/Patient/{person}/views/observation", params={"name": "a1c", "limit": 5})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["source"].startswith("OMOP") and body["patient"] == person
+    assert body["rows"] and all(row["ref"].startswith("measurement/") for row in body["rows"])
+    assert all("a1c" in row["name"].lower() for row in body["rows"])
+    times = [row["time"] for row in body["rows"]]
+    assert times == sorted(times)  # oldest first, as a FHIR store's view reads
+
+
+def test_a_patient_token_reads_no_omop_persons_view(both, ids):
+    server, person = both
+    with server.client(server.token("patient/*.rs", patient=ids[NAME_A])) as client:
+        assert client.get(f"/Patient/{person}/views/observation").status_code == 403
+
+
+def test_a_view_the_omop_database_cannot_read_is_404_naming_what_it_has(both):
+    server, person = both
+    with server.client(server.token()) as client:
+        response = client.get(f"/Patient/{person}/views/note")
+    assert response.status_code == 404 and "observation" in response.text
