@@ -159,7 +159,7 @@ def compose(
 
     A backend may set ``max_rounds`` (the offline one tries several spellings and views in turn).
     """
-    max_rounds = max_rounds or getattr(backend, "max_rounds", MAX_ROUNDS)
+    max_rounds = max_rounds or int(getattr(backend, "max_rounds", None) or MAX_ROUNDS)
     messages = [Message("system", system), Message("user", user)]
     out = CompositionResult(final=None)
     for round_number in range(1, max_rounds + 1):

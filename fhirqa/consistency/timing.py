@@ -149,10 +149,10 @@ def _resolve(kind: str, m: re.Match[str], ctx: NoteContext) -> tuple[str, tuple[
         if kind in ("ago", "last"):
             n = 1 if kind == "last" else (int(g["n"]) if g["n"].isdigit() else _NUM[g["n"].lower()])
             unit = g["u"].lower()[0]
-            size, slack = {"d": (1, 1), "w": (7, 4), "m": (30.4, 20), "y": (365.25, 183)}[unit]
-            center = ctx.note_time - timedelta(days=n * size)
+            unit_days, slack_days = {"d": (1.0, 1), "w": (7.0, 4), "m": (30.4, 20), "y": (365.25, 183)}[unit]
+            center = ctx.note_time - timedelta(days=n * unit_days)
             start, end = _day(center.astimezone(tz).date(), tz)
-            return "narrative", (start - timedelta(days=slack), end + timedelta(days=slack))
+            return "narrative", (start - timedelta(days=slack_days), end + timedelta(days=slack_days))
     except (ValueError, KeyError):
         return None
     return None
@@ -227,11 +227,11 @@ def attach(text: str, entities: list[Entity], ctx: NoteContext, exprs: list[Time
                 taken.add(j)
                 break
     for i, ent in enumerate(ordered):
-        expr = owned.get(i) or _prefix(text, ent, exprs, taken) or _block_heading(text, ent, exprs, taken)
-        if expr is None:
+        found = owned.get(i) or _prefix(text, ent, exprs, taken) or _block_heading(text, ent, exprs, taken)
+        if found is None:
             ent.time = TimeRef(default.start, default.end, "default")
         else:
-            ent.time = TimeRef(expr.window[0], expr.window[1], expr.kind, expr.text, (expr.start, expr.end))
+            ent.time = TimeRef(found.window[0], found.window[1], found.kind, found.text, (found.start, found.end))
 
 
 def _aside(text: str, after: int, at: int) -> bool:

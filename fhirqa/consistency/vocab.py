@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -140,9 +140,9 @@ class Gazetteer:
                 if found is None:
                     continue
                 hit, key = found
-                hit = disambiguate(text, hit, key)
-                if hit is not None:
-                    hits.append(hit)
+                chosen = disambiguate(text, hit, key)
+                if chosen is not None:
+                    hits.append(chosen)
                 i += width
                 break
             else:
@@ -303,7 +303,7 @@ def base_gazetteer(lexicon_folder: str | None = None) -> Gazetteer:
     return g
 
 
-def record_terms(names: dict[str, Iterable[str]]) -> list[tuple[str, Term]]:
+def record_terms(names: Mapping[str, Iterable[str]]) -> list[tuple[str, Term]]:
     """Aliases from the patient's own items: ``{category: names}`` → names, qualifiers stripped, "ankle sprain"
     for "Sprain of ankle", the drug words of a product ("metformin hydrochloride")."""
     out: list[tuple[str, Term]] = []

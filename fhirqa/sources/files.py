@@ -10,7 +10,7 @@ import gzip
 import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import orjson
 
@@ -26,7 +26,7 @@ _MAX_RAW_KEPT = 20_000  # characters of a bad line kept in quarantine: enough to
 
 def _open(path: Path) -> IO[bytes]:
     if path.suffix == ".gz":
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     return path.open("rb")
 
 
