@@ -133,7 +133,8 @@ def ask(
     skills = planner.retrieve_skills(question, model.name)
     system = _prompt("composer").format(views=specialists.describe(fields), skills=planner.skills_text(skills))
     user = f"Question: {question}\nPatient: {label}\nNow: {moment.isoformat()}"
-    offered = planner.tools_for(skills, tool_specs(), model.name)
+    offered = planner.tools_for(skills, tool_specs(), model.name, question, lookup=patient_id is None,
+                                views=routing.views)
     result = compose(model, ctx, system, user, offered)
 
     final = result.final or {"answer": [], "status": "error", "text": f"No answer: {result.stop_reason}."}

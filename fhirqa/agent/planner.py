@@ -6,6 +6,8 @@ one-line view descriptions and the routing skill (a few hundred tokens), and ans
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +18,7 @@ import orjson
 
 from fhirqa.agent.backends.base import Backend, Message
 from fhirqa.agent.catalog import load_catalog
+from fhirqa.project import data_dir
 
 MAIN_VIEWS = ["observation", "medication", "condition", "encounter", "procedure", "immunization", "allergy", "patient"]
 
@@ -161,16 +164,55 @@ _SELF_EXPLANATORY = frozenset({"records", "view", "item", "index", "mode", "op",
 ALWAYS_OFFERED = ("get_resources", "filter_by_date", "get_by_index", "final_answer")
 
 
-def tools_for(skills: list[Any], specs: list[dict[str, Any]], backend_name: str) -> list[dict[str, Any]]:
-    """The tool specs offered to the composer: for an LLM, the ones the sent procedures name plus the basics.
+@dataclass(frozen=True)
+class ToolCues:
+    """Question words that call for a tool (``lexicon/tool_cues.json``), so its spec is offered."""
 
-    Every spec costs prompt tokens on every turn, so offering fourteen tools to a question that needs
-    four is the largest avoidable cost of an LLM answer. Only the steps of a skill go into the prompt
-    (:func:`skills_text`), so only the tools they name are offered with them. The offline backend gets
-    them all (it sends nothing).
+    always: tuple[str, ...]
+    lookup: tuple[str, ...]
+    by_view: dict[str, tuple[str, ...]]
+    patterns: dict[str, re.Pattern[str]]
+
+    def wanted(self, question: str, *, lookup: bool = False, views: tuple[str, ...] = ()) -> set[str]:
+        """The tools this question's words call for, plus the always-offered ones, lookups' and its views'."""
+        found = {name for name, pattern in self.patterns.items() if pattern.search(question)}
+        found.update(self.always)
+        found.update(self.lookup if lookup else ())
+        for view in views:
+            found.update(self.by_view.get(view, ()))
+        return found
+
+
+@functools.lru_cache(maxsize=1)
+def tool_cues() -> ToolCues:
+    """The cue table, compiled once: words at word boundaries, symbols anywhere, case-insensitive."""
+    data = json.loads((data_dir("lexicon") / "tool_cues.json").read_text(encoding="utf-8"))
+
+    def piece(cue: str) -> str:
+        escaped = re.escape(cue)
+        return rf"(?<!\w){escaped}(?!\w)" if cue[:1].isalnum() and cue[-1:].isalnum() else escaped
+
+    patterns = {name: re.compile("|".join(piece(c) for c in cues), re.IGNORECASE)
+                for name, cues in data["cues"].items() if cues}
+    by_view = {view: tuple(names) for view, names in data.get("views", {}).items()}
+    return ToolCues(tuple(data.get("always", ())), tuple(data.get("lookup", ())), by_view, patterns)
+
+
+def tools_for(skills: list[Any], specs: list[dict[str, Any]], backend_name: str, question: str = "",
+              *, lookup: bool = False, views: list[str] | tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The tool specs offered to the composer: for an LLM, the basics, those the sent procedures name,
+    and those the question's words and routed ``views`` call for (``lookup``: the question names no patient).
+
+    Every spec costs prompt tokens on every turn, so offering all eighteen tools to a question that
+    needs four is the largest avoidable cost of an LLM answer. Only the steps of a skill go into the
+    prompt (:func:`skills_text`), so the tools they name are offered with them; skill retrieval can miss
+    ("# eGFR results ever" retrieves no counting skill), so cue words in the question add their tools
+    (``lexicon/tool_cues.json``): a model without ``count_values`` counts rows by eye. The offline backend
+    gets them all (it sends nothing).
     """
     if backend_name == "offline" or not skills:
         return specs
     text = skills_text(skills)
-    wanted = {spec["name"] for spec in specs if spec["name"] in ALWAYS_OFFERED or re.search(rf"\b{spec['name']}\b", text)}
+    wanted = tool_cues().wanted(question, lookup=lookup, views=tuple(views))
+    wanted |= {spec["name"] for spec in specs if spec["name"] in ALWAYS_OFFERED or re.search(rf"\b{spec['name']}\b", text)}
     return [compact_spec(spec) for spec in specs if spec["name"] in wanted]

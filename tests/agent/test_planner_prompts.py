@@ -88,7 +88,49 @@ def test_a_second_skill_is_sent_only_when_retrieval_cannot_tell_them_apart(monke
 def test_the_tools_offered_are_the_basics_and_those_the_sent_steps_name():
     skill = FakeSkill("counting", steps("count_values"))
     offered = [t["name"] for t in planner.tools_for([skill], tool_specs(), "openai")]
-    assert set(offered) == {*planner.ALWAYS_OFFERED, "count_values"}
+    assert set(offered) == {*planner.ALWAYS_OFFERED, *planner.tool_cues().always, "count_values"}
     # sort_records appears only under Failure indicators, which is not sent: not offered.
     assert "sort_records" not in offered
     assert len(planner.tools_for([skill], tool_specs(), "offline")) == len(tool_specs())
+
+
+def offered_for(question: str, **kwargs) -> set[str]:
+    skill = FakeSkill("latest", steps("get_by_index"))
+    return {t["name"] for t in planner.tools_for([skill], tool_specs(), "openai", question, **kwargs)}
+
+
+@pytest.mark.parametrize(("question", "tool"), [
+    ("# eGFR results ever", "count_values"),
+    ("how many clinic appointments since May?", "count_values"),
+    ("avg O2 sat last week", "aggregate"),
+    ("Tmax this admit", "find_extreme"),
+    ("hi K?", "find_extreme"),
+    ("K>5 ever?", "filter_by_value"),
+    ("any creatinine above 1.5 in 2023", "filter_by_value"),
+    ("how long since her last visit", "calculate_time_offset"),
+])
+def test_a_question_whose_words_call_for_a_tool_is_offered_it_though_no_skill_names_it(question, tool):
+    assert tool in offered_for(question)
+    assert tool not in offered_for("What was her last potassium?")
+
+
+def test_notes_are_always_searchable_and_a_lookup_is_offered_find_patient():
+    assert "find_in_notes" in offered_for("What was her last potassium?")
+    assert "find_patient" in offered_for("Who is Maria Lopez born 1970-01-02?", lookup=True)
+    assert "find_patient" not in offered_for("Who is Maria Lopez born 1970-01-02?")
+
+
+def test_a_routed_view_brings_its_tools():
+    assert "filter_by_value" in offered_for("Insulin daily dose?", views=("medication",))
+    assert "filter_by_value" not in offered_for("Insulin daily dose?", views=("observation",))
+
+
+def test_the_offered_tools_are_fewer_than_all_for_a_plain_question():
+    assert len(offered_for("What was her last potassium?")) < len(tool_specs()) // 2
+
+
+def test_every_tool_the_cue_table_names_exists():
+    names = {spec["name"] for spec in tool_specs()}
+    cues = planner.tool_cues()
+    named = {*cues.patterns, *cues.always, *cues.lookup, *(t for ts in cues.by_view.values() for t in ts)}
+    assert named <= names, named - names
