@@ -34,6 +34,9 @@ VIEW_TYPES: dict[str, tuple[str, ...]] = {
     "allergy": ("AllergyIntolerance",),
     "note": ("DocumentReference", "DiagnosticReport"),
     "patient": ("Patient",),
+    "care_plan": ("CarePlan", "Condition"),
+    "goal": ("Goal", "Condition"),
+    "imaging": ("ImagingStudy", "Condition"),
 }
 
 

@@ -40,6 +40,9 @@ RESOURCE_TYPES = [
     "AllergyIntolerance",
     "DiagnosticReport",
     "DocumentReference",
+    "CarePlan",
+    "Goal",
+    "ImagingStudy",
 ]
 VIEWS = [
     "patient",
@@ -51,6 +54,9 @@ VIEWS = [
     "immunization",
     "allergy",
     "note",
+    "care_plan",
+    "goal",
+    "imaging",
 ]
 
 

@@ -19,6 +19,9 @@ TIME_COLUMN = {
     "immunization": "time",
     "allergy": "recorded_time",
     "note": "time",
+    "care_plan": "start_time",
+    "goal": "start_time",
+    "imaging": "time",
 }
 
 
@@ -315,6 +318,12 @@ REQUIRED_COLUMNS = {
     "reaction onset_time recorded_time",
     "note": "patient_id ref source note_type note_type_code category time status content_type text url author "
     "encounter_ref",
+    "care_plan": "patient_id ref name category_code status intent start_time end_time addresses_ref addresses_name "
+    "activity activity_code activity_status encounter_ref",
+    "goal": "patient_id ref name lifecycle_status achievement_status start_time target_measure target_value "
+    "target_unit target_display due_time addresses_name",
+    "imaging": "patient_id ref name modality modality_code body_site status time started number_of_series "
+    "number_of_instances series_uid reason_name encounter_ref",
 }
 
 
