@@ -29,7 +29,8 @@ SELECT
     g.target_comparator,
     g.target_low,
     g.target_high,
-    coalesce(g.target_unit_text, g.target_unit_code, g.target_range_unit_text, g.target_range_unit_code) AS target_unit,
+    coalesce(g.target_unit_text, g.target_unit_code, g.target_low_unit_text, g.target_low_unit_code,
+             g.target_high_unit_text, g.target_high_unit_code) AS target_unit,
     coalesce(
         g.target_string,
         g.target_concept_text,
@@ -49,7 +50,8 @@ SELECT
                 ELSE regexp_replace(CAST(CAST(g.target_low AS DOUBLE) AS VARCHAR), '\.0$', '') || '-'
                     || regexp_replace(CAST(CAST(g.target_high AS DOUBLE) AS VARCHAR), '\.0$', '')
             END
-            || coalesce(' ' || coalesce(g.target_range_unit_text, g.target_range_unit_code), '')
+            || coalesce(' ' || coalesce(g.target_low_unit_text, g.target_low_unit_code, g.target_high_unit_text,
+                                        g.target_high_unit_code), '')
         ELSE coalesce(
             g.target_string,
             g.target_concept_text,
