@@ -1,5 +1,8 @@
 -- Canonical view: allergy (one row per AllergyIntolerance).
 -- Source table: map_allergy_intolerance (mappings/AllergyIntolerance.json).
+-- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
+-- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
+-- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
 SELECT
     a.patient_id,
     a.ref,
@@ -13,8 +16,20 @@ SELECT
     a.criticality,
     coalesce(a.reaction_text, a.reaction_display, a.reaction_code) AS reaction,
     a.reaction_severity,
-    TRY_CAST(coalesce(a.onset_datetime, a.onset_period_start) AS TIMESTAMPTZ) AS onset_time,
+    TRY_CAST(a.onset_raw AS TIMESTAMPTZ) AS onset_time,
+    CASE WHEN a.onset_raw LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(a.onset_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(a.onset_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(a.onset_raw, 2) AS INTEGER)
+    END AS onset_time_offset,
     TRY_CAST(a.recorded_time AS TIMESTAMPTZ) AS recorded_time,
+    CASE WHEN a.recorded_time LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(a.recorded_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(a.recorded_time, 'T.+([+-])\d\d:\d\d$', 1) || right(a.recorded_time, 2) AS INTEGER)
+    END AS recorded_time_offset,
     TRY_CAST(a.last_occurrence AS TIMESTAMPTZ) AS last_occurrence,
+    CASE WHEN a.last_occurrence LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(a.last_occurrence, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(a.last_occurrence, 'T.+([+-])\d\d:\d\d$', 1) || right(a.last_occurrence, 2) AS INTEGER)
+    END AS last_occurrence_offset,
     a.encounter_ref
-FROM map_allergy_intolerance AS a
+FROM (SELECT *, coalesce(onset_datetime, onset_period_start) AS onset_raw FROM map_allergy_intolerance) AS a

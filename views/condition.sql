@@ -1,5 +1,8 @@
 -- Canonical view: condition (one row per Condition).
 -- Source tables: map_condition (mappings/Condition.json); map_patient (birth date, for onsetAge/abatementAge).
+-- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
+-- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
+-- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
 WITH
 births AS (
     -- full birth dates only: an age on a partial date (YYYY, YYYY-MM) would place the instant up to a year off
@@ -54,7 +57,9 @@ derived AS (
         CAST(CAST(coalesce(
             a.patient_birth_date + INTERVAL '1 month' * CAST(round(a.abatement_age_months) AS INTEGER),
             a.patient_birth_date + INTERVAL '1 day' * CAST(round(a.abatement_age_days) AS INTEGER)
-        ) AS TIMESTAMP) AS TIMESTAMPTZ) AS abatement_from_age
+        ) AS TIMESTAMP) AS TIMESTAMPTZ) AS abatement_from_age,
+        coalesce(a.onset_datetime, a.onset_period_start) AS onset_raw,
+        coalesce(a.abatement_datetime, a.abatement_period_start) AS abatement_raw
     FROM ages AS a
 )
 SELECT
@@ -75,15 +80,25 @@ SELECT
     coalesce(c.verification_status_hl7, c.verification_status) AS verification_status,
     c.category,
     c.severity,
-    coalesce(TRY_CAST(coalesce(c.onset_datetime, c.onset_period_start) AS TIMESTAMPTZ), c.onset_from_age)
-        AS onset_time,
+    coalesce(TRY_CAST(c.onset_raw AS TIMESTAMPTZ), c.onset_from_age) AS onset_time,
+    CASE WHEN c.onset_raw LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(c.onset_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(c.onset_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(c.onset_raw, 2) AS INTEGER)
+    END AS onset_time_offset,
     -- onsetAge in years (months, weeks, days converted); NULL for every other onset[x]
     coalesce(c.onset_age_months / 12.0, c.onset_age_days / 365.25) AS onset_age,
     c.onset_string,
-    coalesce(TRY_CAST(coalesce(c.abatement_datetime, c.abatement_period_start) AS TIMESTAMPTZ), c.abatement_from_age)
-        AS abatement_time,
+    coalesce(TRY_CAST(c.abatement_raw AS TIMESTAMPTZ), c.abatement_from_age) AS abatement_time,
+    CASE WHEN c.abatement_raw LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(c.abatement_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(c.abatement_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(c.abatement_raw, 2) AS INTEGER)
+    END AS abatement_time_offset,
     c.abatement_string,
     coalesce(c.abatement_exists, false) AS abated,
     TRY_CAST(c.recorded_time AS TIMESTAMPTZ) AS recorded_time,
+    CASE WHEN c.recorded_time LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(c.recorded_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(c.recorded_time, 'T.+([+-])\d\d:\d\d$', 1) || right(c.recorded_time, 2) AS INTEGER)
+    END AS recorded_time_offset,
     c.encounter_ref
 FROM derived AS c

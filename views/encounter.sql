@@ -1,5 +1,8 @@
 -- Canonical view: encounter (one row per Encounter).
 -- Source tables: map_encounter (mappings/Encounter.json); map_condition for the name of a reasonReference.
+-- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
+-- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
+-- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
 WITH
 -- BEGIN code table encounter_class (generated from views/data/encounter_class.csv: python -m fhirqa.store.codetables)
 encounter_class (code, system, class_code, class_name, source) AS (
@@ -43,7 +46,15 @@ SELECT
     e.reason_code,
     e.reason_ref,
     TRY_CAST(e.start_time AS TIMESTAMPTZ) AS start_time,
+    CASE WHEN e.start_time LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(e.start_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(e.start_time, 'T.+([+-])\d\d:\d\d$', 1) || right(e.start_time, 2) AS INTEGER)
+    END AS start_time_offset,
     TRY_CAST(e.end_time AS TIMESTAMPTZ) AS end_time,
+    CASE WHEN e.end_time LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(e.end_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(e.end_time, 'T.+([+-])\d\d:\d\d$', 1) || right(e.end_time, 2) AS INTEGER)
+    END AS end_time_offset,
     coalesce(e.discharge_disposition_text, e.discharge_disposition_display, e.discharge_disposition_code)
         AS discharge_disposition,
     coalesce(e.service_provider_display, e.service_provider_ref) AS service_provider,

@@ -1,5 +1,8 @@
 -- Canonical view: immunization (one row per Immunization).
 -- Source table: map_immunization (mappings/Immunization.json).
+-- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
+-- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
+-- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
 SELECT
     i.patient_id,
     i.ref,
@@ -9,6 +12,10 @@ SELECT
     CASE WHEN i.cvx_code IS NOT NULL THEN 'http://hl7.org/fhir/sid/cvx' ELSE i.code_system END AS code_system,
     i.status,
     TRY_CAST(i.time AS TIMESTAMPTZ) AS time,
+    CASE WHEN i.time LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(i.time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(i.time, 'T.+([+-])\d\d:\d\d$', 1) || right(i.time, 2) AS INTEGER)
+    END AS time_offset,
     i.occurrence_string,
     i.primary_source,
     i.lot_number,

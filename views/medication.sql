@@ -4,6 +4,9 @@
 -- Source tables: map_medication_request, map_medication_dispense, map_medication_administration,
 -- map_medication_statement (one row per resource each), map_medication (referenced Medication resources),
 -- map_condition (names of reasonReference conditions).
+-- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
+-- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
+-- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
 WITH
 -- BEGIN code table dosage_frequency (generated from views/data/dosage_frequency.csv: python -m fhirqa.store.codetables)
 dosage_frequency (term, frequency, period, period_unit, source) AS (
@@ -303,7 +306,15 @@ SELECT
     f.status,
     f.intent,
     TRY_CAST(f.time_raw AS TIMESTAMPTZ) AS time,
+    CASE WHEN f.time_raw LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(f.time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(f.time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(f.time_raw, 2) AS INTEGER)
+    END AS time_offset,
     TRY_CAST(f.end_time_raw AS TIMESTAMPTZ) AS end_time,
+    CASE WHEN f.end_time_raw LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(f.end_time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(f.end_time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(f.end_time_raw, 2) AS INTEGER)
+    END AS end_time_offset,
     f.eff_dose AS dose,
     -- the dose unit of a structured dose even when its value is missing (as before); else the parsed sig's
     coalesce(f.eff_dose_unit, f.dose_unit_text, f.dose_unit_code) AS dose_unit,

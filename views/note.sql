@@ -8,6 +8,9 @@
 -- from_base64 gives a BLOB, decode() reads it as UTF-8; TRY() yields NULL for invalid base64 or UTF-8.
 -- Other engines: Spark  CAST(unbase64(data) AS STRING);  Postgres  convert_from(decode(data, 'base64'), 'UTF8').
 -- HTML: tags are replaced by spaces (regexp_replace(..., '<[^>]*>', ' ', 'g')).
+-- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
+-- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
+-- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
 SELECT
     d.patient_id,
     d.ref,
@@ -15,7 +18,11 @@ SELECT
     coalesce(d.type_text, d.type_display, d.note_type_code) AS note_type,
     d.note_type_code,
     d.category,
-    TRY_CAST(coalesce(d.date, d.context_period_start) AS TIMESTAMPTZ) AS time,
+    TRY_CAST(d.time_raw AS TIMESTAMPTZ) AS time,
+    CASE WHEN d.time_raw LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(d.time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(d.time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(d.time_raw, 2) AS INTEGER)
+    END AS time_offset,
     d.status,
     d.doc_status,
     d.content_type,
@@ -32,7 +39,7 @@ SELECT
     CAST(NULL AS VARCHAR) AS conclusion,
     coalesce(d.author_display, d.author_ref) AS author,
     d.encounter_ref
-FROM map_document_reference AS d
+FROM (SELECT *, coalesce(date, context_period_start) AS time_raw FROM map_document_reference) AS d
 WHERE (d.data IS NOT NULL
        AND (lower(d.content_type) LIKE 'text/plain%' OR lower(d.content_type) LIKE 'text/html%'))
    OR d.url IS NOT NULL
@@ -44,7 +51,11 @@ SELECT
     coalesce(r.code_text, r.code_display, r.code) AS note_type,
     r.code AS note_type_code,
     r.category,
-    TRY_CAST(coalesce(r.effective_datetime, r.effective_period_start, r.issued) AS TIMESTAMPTZ) AS time,
+    TRY_CAST(r.time_raw AS TIMESTAMPTZ) AS time,
+    CASE WHEN r.time_raw LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(r.time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(r.time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(r.time_raw, 2) AS INTEGER)
+    END AS time_offset,
     r.status,
     CAST(NULL AS VARCHAR) AS doc_status,
     r.content_type,
@@ -64,5 +75,5 @@ SELECT
     r.conclusion,
     coalesce(r.author_display, r.author_ref) AS author,
     r.encounter_ref
-FROM map_diagnostic_report AS r
+FROM (SELECT *, coalesce(effective_datetime, effective_period_start, issued) AS time_raw FROM map_diagnostic_report) AS r
 WHERE r.data IS NOT NULL OR r.conclusion IS NOT NULL

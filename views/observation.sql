@@ -1,6 +1,9 @@
 -- Canonical view: observation (one row per Observation plus one row per component).
 -- Source table: map_observation (mappings/Observation.json; its unionAll yields the Observation's own row,
 -- is_component = false, and one row per component, is_component = true).
+-- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
+-- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
+-- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
 SELECT
     o.patient_id,
     o.ref,
@@ -35,9 +38,16 @@ SELECT
             CASE WHEN o.value_boolean THEN 'true' WHEN NOT o.value_boolean THEN 'false' END
         )
     END AS value_display,
-    TRY_CAST(coalesce(o.effective_datetime, o.effective_period_start, o.effective_instant, o.issued) AS TIMESTAMPTZ)
-        AS time,
+    TRY_CAST(o.time_raw AS TIMESTAMPTZ) AS time,
+    CASE WHEN o.time_raw LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(o.time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(o.time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(o.time_raw, 2) AS INTEGER)
+    END AS time_offset,
     TRY_CAST(o.issued AS TIMESTAMPTZ) AS issued,
+    CASE WHEN o.issued LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(o.issued, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(o.issued, 'T.+([+-])\d\d:\d\d$', 1) || right(o.issued, 2) AS INTEGER)
+    END AS issued_offset,
     o.status,
     o.ref_low,
     o.ref_high,
@@ -45,4 +55,7 @@ SELECT
     o.interpretation,
     o.data_absent_reason,
     o.encounter_ref
-FROM map_observation AS o
+FROM (
+    SELECT *, coalesce(effective_datetime, effective_period_start, effective_instant, issued) AS time_raw
+    FROM map_observation
+) AS o

@@ -1,6 +1,9 @@
 -- Canonical view: patient (one row per Patient).
 -- Source table: map_patient (mappings/Patient.json). Direct copies keep the mapping column's name.
 -- Columns filled by FHIRPath join() are read through NULLIF(x, ''): engines differ on join() of nothing ('' or empty).
+-- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
+-- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
+-- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
 SELECT
     p.patient_id,
     p.ref,
@@ -21,6 +24,10 @@ SELECT
     p.gender,
     coalesce(p.deceased_boolean, p.deceased_time IS NOT NULL) AS deceased,
     TRY_CAST(p.deceased_time AS TIMESTAMPTZ) AS deceased_time,
+    CASE WHEN p.deceased_time LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(p.deceased_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(p.deceased_time, 'T.+([+-])\d\d:\d\d$', 1) || right(p.deceased_time, 2) AS INTEGER)
+    END AS deceased_time_offset,
     p.mrn,
     p.city,
     p.state,

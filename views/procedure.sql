@@ -1,5 +1,8 @@
 -- Canonical view: procedure (one row per Procedure).
 -- Source tables: map_procedure (mappings/Procedure.json); map_condition for the name of a reasonReference.
+-- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
+-- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
+-- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
 WITH condition_names AS (
     SELECT ref, min(coalesce(code_text, code_display, code)) AS condition_name
     FROM map_condition
@@ -14,13 +17,21 @@ SELECT
     CASE WHEN p.snomed_code IS NOT NULL THEN 'http://snomed.info/sct' ELSE p.code_system END AS code_system,
     p.status,
     p.category,
-    TRY_CAST(coalesce(p.performed_datetime, p.performed_period_start) AS TIMESTAMPTZ) AS start_time,
+    TRY_CAST(p.start_raw AS TIMESTAMPTZ) AS start_time,
+    CASE WHEN p.start_raw LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(p.start_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(p.start_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(p.start_raw, 2) AS INTEGER)
+    END AS start_time_offset,
     TRY_CAST(p.performed_period_end AS TIMESTAMPTZ) AS end_time,
+    CASE WHEN p.performed_period_end LIKE '%T%Z' THEN 0
+        ELSE 60 * TRY_CAST(regexp_extract(p.performed_period_end, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
+            + TRY_CAST(regexp_extract(p.performed_period_end, 'T.+([+-])\d\d:\d\d$', 1) || right(p.performed_period_end, 2) AS INTEGER)
+    END AS end_time_offset,
     coalesce(p.reason_text, p.reason_display, p.reason_ref_display, c.condition_name) AS reason_name,
     p.reason_code,
     p.reason_ref,
     coalesce(p.body_site_text, p.body_site_display) AS body_site,
     p.outcome,
     p.encounter_ref
-FROM map_procedure AS p
+FROM (SELECT *, coalesce(performed_datetime, performed_period_start) AS start_raw FROM map_procedure) AS p
 LEFT JOIN condition_names AS c ON c.ref = p.reason_ref
