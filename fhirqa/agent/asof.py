@@ -11,6 +11,10 @@ from typing import Any
 
 from fhirqa.agent.catalog import UnknownView, view_info
 from fhirqa.agent.tools.base import PatientRows
+from fhirqa.agent.tools.localtime import local_now, record_zone
+
+# Views whose times say which clock the record is kept on (visits first: every record has them).
+ZONE_VIEWS = ("encounter", "observation")
 
 
 class AsOf:
@@ -43,3 +47,21 @@ class AsOf:
             if name is not None:
                 counts[str(name)] = counts.get(str(name), 0) + 1
         return sorted(counts, key=lambda n: (-counts[n], n))
+
+    def local_now(self) -> datetime:
+        """``now`` on the record's clock (same instant): the offset of the patient's latest visit or result.
+
+        "Today", "yesterday", "on Monday" and "overnight" are then the record's local days. A ``now`` written
+        with its own non-UTC offset is the asker's clock and is kept (``localtime.local_now``).
+        """
+        for view in ZONE_VIEWS:
+            try:
+                field = view_info(view).time_field
+                rows = self.rows(view)
+            except (UnknownView, KeyError):
+                continue
+            times = [r[field] for r in rows if field and isinstance(r.get(field), datetime)]
+            zone = record_zone(times)
+            if zone is not None:
+                return local_now(self.now, zone)
+        return local_now(self.now, None)

@@ -10,10 +10,14 @@ import duckdb
 
 from fhirqa.agent.catalog import load_catalog, view_info
 from fhirqa.agent.row_cache import RowCache
+from fhirqa.agent.tools.localtime import in_offset
 from fhirqa.errors import FhirqaError
 from fhirqa.store import Store
 
 ROW_LIMIT = 1_000_000  # rows of one view for one patient; beyond this we refuse rather than truncate
+
+
+OFFSET_SUFFIX = "_offset"  # views/*.sql: <time>_offset = minutes east of UTC <time> was written in
 
 
 def _utc(value: Any) -> Any:
@@ -22,6 +26,21 @@ def _utc(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     return value
+
+
+def localised(row: dict[str, Any]) -> dict[str, Any]:
+    """A view row with each time in the offset it was written in (its ``<time>_offset`` column), else UTC.
+
+    The instant is unchanged; what changes is the clock it reads on, so ``.date()`` is the record's local day
+    (``2025-06-12T22:10:00-05:00`` stays June 12). See ``fhirqa.agent.tools.localtime``.
+    """
+    out = {k: _utc(v) for k, v in row.items()}
+    for key, value in out.items():
+        if isinstance(value, datetime):
+            minutes = out.get(key + OFFSET_SUFFIX)
+            if isinstance(minutes, int) and not isinstance(minutes, bool):
+                out[key] = in_offset(value, minutes)
+    return out
 
 
 class StorePatientRows:
@@ -53,7 +72,7 @@ class StorePatientRows:
         return self._con
 
     def rows(self, view: str) -> list[dict[str, Any]]:
-        """All rows of ``view`` for the patient, times as aware UTC datetimes (dates stay dates)."""
+        """All rows of ``view`` for the patient, times aware in the offset written (dates stay dates)."""
         if view not in self._rows and self._cache is not None:
             cached = self._cache.get((*self._generation, view, self.patient_id))
             if cached is not None:
@@ -66,7 +85,7 @@ class StorePatientRows:
             if result.truncated:  # an answer over part of the record would be wrong without saying so
                 raise FhirqaError(f"patient {self.patient_id} has more than {ROW_LIMIT} {view} rows; "
                                   "fhirqa cannot answer over part of a record")
-            self._rows[view] = [{k: _utc(v) for k, v in row.items()} for row in result.records()]
+            self._rows[view] = [localised(row) for row in result.records()]
             if self._cache is not None:
                 self._cache.put((*self._generation, view, self.patient_id), self._rows[view])
         return self._rows[view]

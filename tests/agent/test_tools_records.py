@@ -79,7 +79,7 @@ def test_filter_by_date_inclusive_start_and_bare_date_end_covers_the_whole_day()
     r = fetch(ctx, "observation", item="a1c")
     result = call(ctx, "filter_by_date", records=r, start="2023-11-20", end="2024-05-02")
     assert [row["value"] for row in result["preview"]] == [7.4, 6.8]
-    assert result["window"]["end"] == "2024-05-02T23:59:59.999999+00:00"
+    assert result["window"]["end"] == "2024-05-02T23:59:59.999999"  # no offset: the end of each record's local day
 
 
 def test_filter_by_date_last_months_is_calendar_arithmetic_back_from_now():

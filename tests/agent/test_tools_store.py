@@ -46,12 +46,16 @@ def _resolve(view: str, phrase: str, items: list[str]) -> Resolution:
     return Resolution(matched=[i for i in items if phrase.lower() in i.lower()], how="test")
 
 
-def test_store_patient_rows_reads_only_the_patients_rows_with_utc_times(store):
+def test_store_patient_rows_reads_only_the_patients_rows_with_times_in_their_written_offset(store):
     rows = StorePatientRows(store, "p1")
     observations = rows.rows("observation")
     assert sorted(r["ref"] for r in observations) == ["Observation/o1", "Observation/o2"]
     first = next(r for r in observations if r["ref"] == "Observation/o1")
-    assert first["time"] == datetime(2024, 3, 1, 12, 30, tzinfo=UTC) and first["time"].tzinfo is UTC
+    # the instant of 07:30-05:00, kept on the clock it was written on (its local day is the record's day)
+    assert first["time"] == datetime(2024, 3, 1, 12, 30, tzinfo=UTC)
+    assert first["time"].isoformat() == "2024-03-01T07:30:00-05:00"
+    second = next(r for r in observations if r["ref"] == "Observation/o2")
+    assert second["time"] == datetime(2024, 3, 5, tzinfo=UTC) and second["time"].tzinfo is UTC  # a date: UTC
     assert rows.rows("patient")[0]["birth_date"] == date(1970, 1, 2)
     assert rows.items("observation") == ["Potassium"]
     assert rows.items("medication") == ["Vancomycin 1250 MG Injection"]

@@ -13,6 +13,7 @@ from typing import Any
 from fhirqa.agent.tools.base import ToolContext, ToolError
 from fhirqa.agent.tools.common import as_time, parse_when
 from fhirqa.agent.tools.dates import UNITS, calendar_breakdown, completed_months, describe_breakdown
+from fhirqa.agent.tools.localtime import utc_day
 
 COMPARISONS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le,
                "==": operator.eq, "!=": operator.ne}
@@ -65,7 +66,7 @@ def calculate_difference(ctx: ToolContext, a: Any, b: Any) -> dict[str, Any]:
     seconds = (va - vb).total_seconds()
     days = seconds / 86400
     early, late = sorted((va, vb))
-    years, months, rest = calendar_breakdown(early.date(), late.date())
+    years, months, rest = calendar_breakdown(utc_day(early), utc_day(late))  # an elapsed time: one clock
     sign = "-" if seconds < 0 else ""
     return {"ok": True, "difference_days": _plain(round(days, 6)), "unit": "days",
             "breakdown": {"years": years, "months": months, "days": rest, "negative": seconds < 0},
@@ -81,7 +82,7 @@ def calculate_time_offset(ctx: ToolContext, start: str, end: str | None = None,
     now = as_time(ctx.now)
     assert now is not None  # ctx.now is a datetime by contract
     finish = parse_when(end, "end")[0] if end is not None else now
-    value = _elapsed(begin.date(), finish.date(), unit)
+    value = _elapsed(utc_day(begin), utc_day(finish), unit)  # both ends on one clock, whatever their offsets
     exact_days = (finish - begin).total_seconds() / 86400
     return {"ok": True, "value": value, "unit": unit, "start": begin.isoformat(), "end": finish.isoformat(),
             "exact_days": round(exact_days, 6), "end_is_now": end is None}

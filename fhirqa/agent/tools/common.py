@@ -16,6 +16,8 @@ from typing import Any
 from fhirqa.agent.answer import Evidence
 from fhirqa.agent.catalog import UnknownView, ViewInfo, load_catalog, view_info
 from fhirqa.agent.tools.base import PREVIEW_ROWS, RecordSet, ToolContext, ToolError
+from fhirqa.agent.tools.localtime import FLOATING, day_start
+from fhirqa.agent.tools.localtime import iso as iso_time
 
 VIEW_KEY = "_view"  # set on rows of a set that mixes views
 MIXED = "mixed"  # RecordSet.view of such a set
@@ -82,15 +84,19 @@ def label(view: str, row: dict[str, Any]) -> str | None:
 
 
 def row_time(view: str, row: dict[str, Any]) -> datetime | None:
-    """The row's time by the view's time field, as an aware UTC datetime."""
+    """The row's time by the view's time field, as an aware datetime in the offset it was written in."""
     field = info(view).time_field
     return as_time(row.get(field)) if field else None
 
 
 def as_time(value: Any) -> datetime | None:
-    """A row value as an aware UTC datetime (dates → midnight UTC); None when it is not a time."""
+    """A row value as an aware datetime (dates → midnight UTC); None when it is not a time.
+
+    An aware time keeps the offset it carries (a row's time reads on the record's own clock, see
+    ``localtime``); a naive one is UTC.
+    """
     if isinstance(value, datetime):
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value
     if isinstance(value, date):
         return datetime.combine(value, time(), tzinfo=UTC)
     if isinstance(value, str) and _ISO_START.match(value):
@@ -106,18 +112,22 @@ _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def parse_when(text: Any, name: str) -> tuple[datetime, bool]:
-    """A caller's ISO date or datetime as (aware UTC datetime, was-a-bare-date); ToolError otherwise."""
+    """A caller's ISO date or datetime as (aware datetime, was-a-bare-date); ToolError otherwise.
+
+    With an offset it is an instant (kept in that offset). A bare date, or a datetime written without an
+    offset, is a floating time: read on each record's own clock (``2025-06-12`` is the record's local June 12).
+    """
     if not isinstance(text, str):
         raise ToolError(f"{name}: expected an ISO date or datetime string, got {text!r}")
     raw = text.strip()
     try:
         if _DATE_ONLY.match(raw):
-            return datetime.combine(date.fromisoformat(raw), time(), tzinfo=UTC), True
+            return day_start(date.fromisoformat(raw)), True
         parsed = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise ToolError(f"{name}: cannot read {text!r} as an ISO date (2024-03-01) or datetime "
                         "(2024-03-01T08:00:00Z)") from None
-    return (parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)), False
+    return (parsed.replace(tzinfo=FLOATING) if parsed.tzinfo is None else parsed), False
 
 
 def end_of(moment: datetime, date_only: bool) -> datetime:
@@ -126,9 +136,9 @@ def end_of(moment: datetime, date_only: bool) -> datetime:
 
 
 def iso(value: Any) -> Any:
-    """A row value made JSON-native (times as ISO strings, NaN as None)."""
+    """A row value made JSON-native (times as ISO strings, NaN as None; floating times without offset)."""
     if isinstance(value, datetime):
-        return value.isoformat()
+        return iso_time(value)
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, float) and math.isnan(value):

@@ -139,7 +139,7 @@ def aggregate(ctx: ToolContext, records: str, op: str, field: str | None = None,
 
 
 def _by_day(op: str, rs: RecordSet, rows: list[dict[str, Any]], fields: dict[str, str]) -> dict[str, Any]:
-    """Per-UTC-calendar-day results (e.g. daily dose totals with op=sum), plus the highest and lowest day."""
+    """Per-calendar-day results (the record's local day), e.g. daily dose totals with op=sum; the highest and lowest day."""
     days: dict[str, list[dict[str, Any]]] = {}
     undated = 0
     for row in rows:

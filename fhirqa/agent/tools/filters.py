@@ -24,6 +24,8 @@ from fhirqa.agent.tools.common import (
     views_of,
 )
 from fhirqa.agent.tools.dates import UNITS, shift
+from fhirqa.agent.tools.localtime import at_or_after, at_or_before, within
+from fhirqa.agent.tools.localtime import iso as iso_time
 
 ORDERING = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 OPS = (*ORDERING, "==", "!=", "contains", "exists")
@@ -34,6 +36,8 @@ def filter_by_date(ctx: ToolContext, records: str, start: str | None = None, end
                    field: str | None = None, include_missing: bool = False) -> dict[str, Any]:
     """Rows whose time lies in an inclusive window: ``start``/``end``, or the last N units before now.
 
+    A bound with an offset is an instant; a bare date or a datetime without offset is read on each row's own
+    clock (``end='2025-06-12'`` keeps everything up to the end of the record's local June 12).
     ``include_missing`` also keeps rows without a time in ``field`` (no end_time = still ongoing).
     """
     rs = ctx.records(records)
@@ -48,9 +52,9 @@ def filter_by_date(ctx: ToolContext, records: str, start: str | None = None, end
                 kept.append(row)
             continue
         dated.append((moment, row))
-        if (low is None or moment >= low) and (high is None or moment <= high):
+        if within(moment, low, high):
             kept.append(row)
-    window = {"start": low.isoformat() if low else None, "end": high.isoformat() if high else None}
+    window = {"start": iso_time(low), "end": iso_time(high)}
     handle, new = new_set(ctx, rs.view, kept, f"{records} with {field or 'time'} in [{window['start']}, "
                                                f"{window['end']}]")
     out = summary(handle, new)
@@ -80,7 +84,7 @@ def _window(ctx: ToolContext, start: str | None, end: str | None, last_amount: f
         raise ToolError("give start and/or end (ISO dates), or last_amount with last_unit")
     low = parse_when(start, "start")[0] if start is not None else None
     high = end_of(*parse_when(end, "end")) if end is not None else None
-    if low is not None and high is not None and low > high:
+    if low is not None and high is not None and low > high:  # floating bounds compare as the same clock here
         raise ToolError(f"start {start} is after end {end}")
     return low, high
 
@@ -93,8 +97,8 @@ def _around(ctx: ToolContext, rs: RecordSet, dated: list[tuple[datetime, dict[st
     times = [t for t, _ in dated]
     out: dict[str, Any] = {"input_time_range": {"earliest": min(times).isoformat(),
                                                 "latest": max(times).isoformat()}}
-    before = [(t, r) for t, r in dated if low is not None and t < low]
-    after = [(t, r) for t, r in dated if high is not None and t > high]
+    before = [(t, r) for t, r in dated if low is not None and not at_or_after(t, low)]
+    after = [(t, r) for t, r in dated if high is not None and not at_or_before(t, high)]
     fields = shown_fields(rs, None)
     if before:
         row = max(before, key=lambda p: p[0])[1]
@@ -147,12 +151,13 @@ def _predicate(op: str, value: Any) -> Callable[[Any], bool | None]:
 
 
 def _time_predicate(op: str, value: str) -> Callable[[Any], bool | None]:
-    # A bare date stands for its whole day: "== 2024-03-01" is any time that day, "> 2024-03-01" after it.
+    # A bare date stands for its whole (local) day: "== 2024-03-01" is any time that day, "> 2024-03-01" after it.
     moment, date_only = parse_when(value, "value")
     last = end_of(moment, date_only)
     tests: dict[str, Callable[[datetime], bool]] = {
-        ">": lambda t: t > last, ">=": lambda t: t >= moment, "<": lambda t: t < moment,
-        "<=": lambda t: t <= last, "==": lambda t: moment <= t <= last, "!=": lambda t: not moment <= t <= last,
+        ">": lambda t: not at_or_before(t, last), ">=": lambda t: at_or_after(t, moment),
+        "<": lambda t: not at_or_after(t, moment), "<=": lambda t: at_or_before(t, last),
+        "==": lambda t: within(t, moment, last), "!=": lambda t: not within(t, moment, last),
     }
     test = tests[op]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator
 from dataclasses import dataclass
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -19,6 +19,8 @@ from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.timephrases import Anchor, Window, anchor_words
 from fhirqa.agent.catalog import UnknownView, view_info
 from fhirqa.agent.resolver import core_name
+from fhirqa.agent.tools.localtime import day_end, day_start, pinned
+from fhirqa.agent.tools.localtime import iso as _local_iso
 
 Call = tuple[str, dict[str, Any]]
 Plan = Generator[Call, dict[str, Any], None]
@@ -45,7 +47,8 @@ def _unit_key(unit: str | None) -> str:
 
 
 def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment else None
+    # calendar bounds go out without an offset, so the tools read them on each record's own clock
+    return _local_iso(moment)
 
 
 def _fmt(value: Any) -> str:
@@ -312,9 +315,11 @@ def _event_time(pq: ParsedQuestion, anchor: Anchor) -> Generator[Call, dict[str,
 
 
 def event_window(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Window | str]:
-    """The question's event-anchored window as explicit instants, or why it cannot be placed.
+    """The question's event-anchored window as explicit bounds, or why it cannot be placed.
 
-    Days are calendar days of the instants as stored (UTC): the store keeps no local offset.
+    Days are the record's local calendar days: the event's day is the one its time was written in
+    ("HD 2" is the day after the admission's local day), and the day is read on each value's own clock.
+    A calendar span kept inside the event ("overnight during her admission") is read on the event's clock.
     """
     window = pq.window
     assert window is not None and window.event is not None
@@ -329,8 +334,8 @@ def event_window(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Window |
     low: datetime | None
     high: datetime | None
     if anchor.relation == "day":
-        day = edge.date() + timedelta(days=anchor.amount)
-        low, high = datetime.combine(day, time.min, tzinfo=UTC), datetime.combine(day, time.max, tzinfo=UTC)
+        day = edge.date() + timedelta(days=anchor.amount)  # edge keeps its written offset: its local day
+        low, high = day_start(day), day_end(day)
     elif anchor.relation == "hours_before":
         low, high = edge - timedelta(hours=anchor.amount), edge
     elif anchor.relation == "hours_after":
@@ -342,8 +347,9 @@ def event_window(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Window |
     elif anchor.relation == "between":
         low, high = start + tick, end
     elif anchor.relation == "within":  # the question's own span, inside the event
-        low = max(t for t in (window.start, start) if t is not None)
-        high = min(t for t in (window.end, end or now) if t is not None)
+        zone = start.tzinfo  # the question's calendar span on the event's clock ("in the stay's offset")
+        low = max(t for t in (pinned(window.start, zone), start) if t is not None)
+        high = min(t for t in (pinned(window.end, zone), end or now) if t is not None)
     else:  # during / at
         low, high = start, end or now
     if low is not None and high is not None and low > high:

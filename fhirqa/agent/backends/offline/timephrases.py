@@ -19,6 +19,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.tools.localtime import FLOATING, within
+from fhirqa.agent.tools.localtime import day_end as _day_end
+from fhirqa.agent.tools.localtime import day_start as _day_start
+
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
 _MONTHS["sept"] = 9
@@ -80,7 +84,12 @@ class Anchor:
 
 @dataclass(frozen=True)
 class Window:
-    """An inclusive time window; either end may be open. ``label`` says it the way the question did."""
+    """An inclusive time window; either end may be open. ``label`` says it the way the question did.
+
+    Calendar bounds (a day, a month, a year, a weekday, overnight's 19:00 and 07:00) are floating: read on each
+    record's own clock, so "on 6/12" is the record's local June 12 (``fhirqa.agent.tools.localtime``). Bounds
+    taken from ``now`` or from an event's instant ("the last 48 h", "since admission") are instants.
+    """
 
     start: datetime | None
     end: datetime | None
@@ -89,8 +98,8 @@ class Window:
     event: Anchor | None = None
 
     def contains(self, when: datetime) -> bool:
-        """True when ``when`` falls inside the window."""
-        return (self.start is None or when >= self.start) and (self.end is None or when <= self.end)
+        """True when ``when`` falls inside the window (calendar bounds on ``when``'s own clock)."""
+        return within(when, self.start, self.end)
 
 
 @dataclass(frozen=True)
@@ -99,14 +108,6 @@ class DateSpan:
 
     start: datetime
     end: datetime  # inclusive end (last microsecond of the span)
-
-
-def _day_start(d: date) -> datetime:
-    return datetime.combine(d, time.min, tzinfo=UTC)
-
-
-def _day_end(d: date) -> datetime:
-    return datetime.combine(d, time.max, tzinfo=UTC)
 
 
 _NOW_YEAR: list[int] = []  # the question's year while a phrase is parsed (see parse_date / find_window)
@@ -555,9 +556,9 @@ def _calendar_window(text: str, now: datetime) -> TimeMatch | None:
     if m := re.search(rf"(?<![\w/]){_alt(w['overnight_words'])}(?![\w/])", text):
         hours = w["night_hours"]
         today = now.date() if now.hour >= int(hours["end"]) else now.date() - timedelta(days=1)
-        zone = now.tzinfo or UTC
-        start = datetime.combine(today - timedelta(days=1), time(int(hours["start"])), tzinfo=zone)
-        end = datetime.combine(today, time(int(hours["end"])), tzinfo=zone)
+        # the night on the record's own clock (19:00 to 07:00 local), whatever offset each value was written in
+        start = datetime.combine(today - timedelta(days=1), time(int(hours["start"])), tzinfo=FLOATING)
+        end = datetime.combine(today, time(int(hours["end"])), tzinfo=FLOATING)
         window = Window(start, end, f"overnight ({start.date()} {hours['start']}:00 to {end.date()} {hours['end']}:00)")
         stay = re.match(rf"\s+(?:during|in|on|throughout)\s+{_POSS}(?:{_alt(w['latest_words'])}\s+)?{_alt(w['stay_nouns'])}\b",
                         text[m.end():])
