@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from fhirqa.agent.backends.base import Message, ModelTurn, ToolCall, register
+from fhirqa.agent.backends.offline.focus import focus
 from fhirqa.agent.backends.offline.parser import ParsedQuestion, parse
 from fhirqa.agent.backends.offline.plans import plan
 
@@ -25,8 +26,26 @@ _PATIENT_NAME = re.compile(r"^Patient:\s*\S+\s*\((?P<names>[^)]*)\)\s*$", re.MUL
 
 @lru_cache(maxsize=256)
 def parse_cached(question: str, now_iso: str, names: str) -> ParsedQuestion:
-    """Parse once per question, instant and patient name (plans get a fresh copy to annotate)."""
-    return parse(question, datetime.fromisoformat(now_iso), names=tuple(names.split()))
+    """Parse once per question, instant and patient name (plans get a fresh copy to annotate).
+
+    A question that opens with context ("Renewing her Lasix today - what was her last K?") is parsed as
+    its request (:func:`focus`), unless the request alone names nothing the plans can look up.
+    """
+    now, own_names = datetime.fromisoformat(now_iso), tuple(names.split())
+    whole = parse(question, now, names=own_names)
+    asked = focus(question)
+    if asked is None or whole.intent == "lookup":  # "I'm Dannie Schmitt, born …. What's my patient ID?"
+        return whole
+    parsed = parse(asked, now, names=own_names)
+    return parsed if _names_something(parsed) else whole
+
+
+def _names_something(pq: ParsedQuestion) -> bool:
+    """The parse has something to look up: an item, or a question about the patient or the record as a whole."""
+    if pq.intent == "lookup":
+        return bool(pq.lookup_name or pq.lookup_birth)  # "what is the patient id?" needs the clause naming them
+    return bool(pq.entity or pq.demographic or pq.list_kind or pq.encounter_class or pq.stay_event or pq.category
+                or pq.intent in ("active_list", "age_at"))
 
 
 def read_user_message(messages: list[Message]) -> tuple[str, str, str]:
@@ -42,6 +61,18 @@ def read_user_message(messages: list[Message]) -> tuple[str, str, str]:
 
 #: Tools a plan may call on the chance they help; their refusal (no notes here) is an answer, not a failure.
 OPTIONAL_TOOLS = frozenset({"find_in_notes", "search_notes"})
+
+
+def unit_answer(final: dict[str, Any]) -> dict[str, Any]:
+    """The final answer of a question about a value's unit ("K units?", "in what units is Hgb reported"): the unit is
+    the answer and the value it was read from stays in the text (with its evidence). An answer without a unit (no
+    value, or a unitless score) is left as it is, its text saying no unit is recorded."""
+    unit = final.get("unit")
+    if final.get("status", "answered") != "answered" or not final.get("answer"):
+        return final
+    if not unit:
+        return {**final, "text": f"No unit is recorded for it. {final.get('text', '')}".strip()}
+    return {**final, "answer": [unit], "text": f"In {unit}. {final.get('text', '')}".strip()}
 
 
 def _last_call_name(messages: list[Message]) -> str | None:
@@ -88,5 +119,7 @@ class OfflineBackend:
             except StopIteration:
                 return ModelTurn(text="plan finished")
         name, arguments = call
+        if name == "final_answer" and pq.unit_asked:
+            arguments = unit_answer(arguments)
         text = orjson.dumps({"parse": pq.to_trace()}).decode() if not results else None
         return ModelTurn(text=text, tool_calls=[ToolCall(id=f"call_{len(results) + 1}", name=name, arguments=arguments)])
