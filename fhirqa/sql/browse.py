@@ -10,7 +10,7 @@ queries (:mod:`fhirqa.sql.domains`, the canonical columns), run through :func:`f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,13 @@ from fhirqa.errors import FhirqaError
 from fhirqa.sql.connect import time_param
 from fhirqa.sql.domains import STAY_VIEWS
 from fhirqa.sql.engine import open_database
-from fhirqa.sql.person import Person, find_key, load_person
+from fhirqa.sql.person import Person, find_key, load_person, lookup
 from fhirqa.sql.records import Spec, SqlPatient
+from fhirqa.sql.safe import run_scoped
 from fhirqa.sql.schema import discover
+
+#: Header lists are cut at this many entries, as a FHIR store's are.
+HEADER_ROWS = 100
 
 #: Domain columns a reader sees (the rest say where a value came from, for evidence).
 SHOWN = ("name", "code", "value", "value_text", "unit", "time", "end_time", "kind", "status", "class_code", "sig",
@@ -97,6 +101,68 @@ class RelationalPatient:
         rows = [{c: _plain(row.get(c)) for c in columns} | {"ref": _ref(row)} for row in found[:limit]]
         return RelationalRows(view, self.patient_id, [*columns, "ref"], rows, len(found) > limit, self.schema.label)
 
+    def header(self) -> dict[str, Any]:
+        """The UI header of a FHIR store's patient, read from the database: demographics, problems, medications.
+
+        Problems are the conditions without an end (MIMIC-III diagnoses have none: every stay's coded
+        diagnoses), newest first, one per name; medications are the orders running at the patient's latest
+        order (an ICU database's "now" is its last day, not today's); allergies are not kept by these schemas.
+        """
+        person = self.person
+        until = person.deceased_time.date() if person.deceased_time else self._age_reference()
+        patient = {
+            "id": self.patient_id, "name": person.name or "(no name)", "gender": person.gender, "mrn": None,
+            "birth_date": person.birth_date.isoformat() if person.birth_date else None,
+            "age": _age(person.birth_date, until), "deceased": person.deceased,
+            "deceased_time": person.deceased_time.isoformat() if person.deceased_time else None,
+            "ref": f"{person.table}/{person.key}", "source": self.schema.label,
+        }
+        problems: dict[str, dict[str, Any]] = {}
+        if "condition" in self.views:
+            for row in self.data.select(Spec(view="condition"), order="r.time DESC NULLS LAST, r.row_id",
+                                        extra="r.end_time IS NULL", limit=HEADER_ROWS * 4):
+                if row.get("name") and row["name"] not in problems and len(problems) < HEADER_ROWS:
+                    problems[row["name"]] = {"name": row["name"], "ref": _ref(row),
+                                             "onset_time": _plain(row.get("time")), "clinical_status": row.get("status")}
+        return {"patient": patient, "problems": list(problems.values()), "medications": self._running_orders(),
+                "allergies": []}
+
+    def _age_reference(self) -> date:
+        """Today, or the record's last day when that is later (research databases shift dates into the future)."""
+        today = datetime.now(UTC).date()
+        view = next((v for v in ("encounter", "observation") if v in self.views), None)
+        last = self.data.select(Spec(view=view), "max(r.time) AS t") if view else []
+        moment = last[0]["t"] if last else None
+        return max(today, moment.date()) if isinstance(moment, datetime) else today
+
+    def _running_orders(self) -> list[dict[str, Any]]:
+        if "medication" not in self.views:
+            return []
+        orders = Spec(view="medication", kind="request")
+        latest = self.data.select(orders, "max(r.time) AS t")
+        moment = latest[0]["t"] if latest else None
+        if moment is None:
+            return []
+        running = self.data.select(orders, order="r.time DESC, r.row_id", limit=HEADER_ROWS * 4,
+                                   extra="r.time <= :at AND (r.end_time IS NULL OR r.end_time >= :at)",
+                                   params={"at": time_param(self.con, moment)})
+        seen: dict[str, dict[str, Any]] = {}
+        for row in running:
+            if row.get("name") and row["name"] not in seen and len(seen) < HEADER_ROWS:
+                seen[row["name"]] = {"name": row["name"], "ref": _ref(row), "time": _plain(row.get("time")),
+                                     "dosage_text": row.get("sig"), "dose": row.get("dose"),
+                                     "dose_unit": row.get("dose_unit"), "status": row.get("status")}
+        return list(seen.values())
+
+    def source_row(self, table: str, row_id: str) -> dict[str, Any] | None:
+        """The patient's row ``row_id`` of source ``table`` as the database holds it (None when not theirs)."""
+        key = self.schema.row_key(table) if table in self.schema.tables else None
+        if key is None:
+            return None
+        rows = run_scoped(self.con, self.schema, f"SELECT * FROM {table} WHERE CAST({key} AS VARCHAR) = :row",
+                          {"row": str(row_id)}, patient_value=self.data.patient_value, limit=1).records()
+        return {k: _plain(v) for k, v in rows[0].items()} if rows else None
+
     def summary(self, limit: int = 8) -> str:
         """Demographics, rows per view and the most recent rows of each, as ``fhirqa show`` prints them."""
         from fhirqa.cli.output import render
@@ -116,6 +182,36 @@ class RelationalPatient:
             lines.append("")
             lines.append(render(shown, [tuple(row[c] for c in shown) for row in page.rows], title=title))
         return "\n".join(lines)
+
+
+def search_people(database: str | Path, query: str, limit: int = 25) -> list[dict[str, Any]]:
+    """People of a relational database matching ``query``: an exact id, or (OMOP with names) every word of a name.
+
+    Shaped as a FHIR store's patient search rows, with the schema's label as ``source``.
+    """
+    con = open_database(database)
+    schema = discover(con)
+    found: dict[str, dict[str, Any]] = {}
+    words = query.split()
+    if len(words) == 1 and find_key(con, schema, words[0]) is not None:
+        person = load_person(con, schema, find_key(con, schema, words[0]))
+        found[words[0]] = {"id": words[0], "name": person.name or "(no name)", "gender": person.gender,
+                           "birth_date": person.birth_date.isoformat() if person.birth_date else None,
+                           "mrn": None, "deceased": person.deceased, "source": schema.label}
+    names = [w for w in words if not any(ch.isdigit() for ch in w)]
+    if names:
+        for row in lookup(con, schema, " ".join(names), None)[:limit]:
+            found.setdefault(row["patient_id"], {"id": row["patient_id"], "name": row.get("name") or "(no name)",
+                                                 "gender": None, "birth_date": row.get("birth_date"), "mrn": None,
+                                                 "deceased": False, "source": schema.label})
+    return list(found.values())[:limit]
+
+
+def _age(birth: Any, until: Any = None) -> int | None:
+    if birth is None:
+        return None
+    until = until or datetime.now(UTC).date()
+    return int(until.year - birth.year - ((until.month, until.day) < (birth.month, birth.day)))
 
 
 def _ref(row: dict[str, Any]) -> str:

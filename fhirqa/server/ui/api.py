@@ -16,6 +16,7 @@ import anyio
 from fastapi import APIRouter, Depends, Path, Query, Request
 from starlette.responses import Response
 
+from fhirqa.agent.relational import database_for, relational_databases
 from fhirqa.server import access
 from fhirqa.server.auth import Principal
 from fhirqa.server.deps import ID_PATTERN, audit_context, authenticated, server
@@ -41,6 +42,17 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 }
 _READERS = {"problems": data.active_problems, "medications": data.current_medications,
             "allergies": data.allergies}
+
+
+def store_has(store: Any, patient_id: str) -> bool:
+    """The FHIR views hold ``patient_id`` (else the patient may live in a relational database beside them)."""
+    return data.demographics(store, patient_id) is not None
+
+
+def _source_row(database: Any, patient_id: str, table: str, row_id: str) -> dict[str, Any] | None:
+    from fhirqa.sql.browse import RelationalPatient
+
+    return RelationalPatient(database, patient_id).source_row(table, row_id)
 
 
 def _can_search_all(principal: Principal) -> bool:
@@ -74,11 +86,37 @@ async def search(request: Request, principal: SearchCaller,
         raise access.forbidden("searching patients needs a user/ or system/ Patient read scope")
     rows = await anyio.to_thread.run_sync(
         lambda: data.search_patients(state.asker.store, q.strip(), only=only, limit=limit))
+    if len(rows) < limit and q.strip():
+        rows += await anyio.to_thread.run_sync(_relational_search, state.asker.store.db, q.strip(), only,
+                                               limit - len(rows), {row["id"] for row in rows})
     audit_context(request).detail["results"] = str(len(rows))
     return JsonResponse({"patients": rows, "limited_to_patient": principal.patient is not None})
 
 
+def _relational_search(db: Any, query: str, only: str | None, limit: int, seen: set[str]) -> list[dict[str, Any]]:
+    """People of the OMOP/MIMIC databases loaded beside the store who match ``query`` (and ``only``, if set)."""
+    from fhirqa.sql.browse import search_people
+
+    found: list[dict[str, Any]] = []
+    for database in relational_databases(db):
+        for row in search_people(database, query, limit):
+            if row["id"] not in seen and (only is None or row["id"] == only) and len(found) < limit:
+                seen.add(row["id"])
+                found.append(row)
+    return found
+
+
 def _header(store: Any, patient_id: str, allowed: dict[str, bool]) -> dict[str, Any]:
+    if not store_has(store, patient_id):
+        database = database_for(store.db, patient_id)
+        if database is not None:  # a patient of an OMOP/MIMIC database loaded beside the views
+            from fhirqa.sql.browse import RelationalPatient
+
+            body = RelationalPatient(database, patient_id).header()
+            for name, ok in allowed.items():
+                body[name] = body[name] if ok else None
+            body["withheld"] = [name for name, ok in allowed.items() if not ok]
+            return body
     body: dict[str, Any] = {"patient": data.demographics(store, patient_id)}
     for name, reader in _READERS.items():
         body[name] = reader(store, patient_id) if allowed[name] else None
@@ -91,7 +129,7 @@ async def header(request: Request, principal: HeaderCaller, id: str = PatientId)
     """Demographics, active problems, current medications and allergies of one patient."""
     state = server(request)
     access.require_read(principal, id, ("Patient",))
-    state.asker.require_patient(id)
+    state.asker.require_patient(id, relational=True)
     contexts = access.patient_contexts(principal)
     allowed = {name: principal.scopes.allows_all(types, access.READ, contexts) for name, types in SECTIONS.items()}
     body = await anyio.to_thread.run_sync(_header, state.asker.store, id, allowed)
@@ -102,11 +140,26 @@ async def header(request: Request, principal: HeaderCaller, id: str = PatientId)
 
 @router.get("/patients/{id}/resources/{resource_type}/{resource_id}")
 async def resource(request: Request, principal: ResourceCaller, id: str = PatientId,  # noqa: A002
-                   resource_type: str = Path(pattern=r"^[A-Z][A-Za-z]{1,63}$"),
+                   resource_type: str = Path(pattern=r"^[A-Za-z][A-Za-z0-9_]{1,63}$"),
                    resource_id: str = Path(pattern=ID_PATTERN)) -> Response:
-    """One raw resource of the patient, as ingested (404 when it is not this patient's)."""
+    """One raw resource of the patient, as ingested (404 when it is not this patient's).
+
+    For a patient of an OMOP/MIMIC database the "resource" is a source row (``labevents/238``: table and
+    row key, the ``ref`` of its evidence), returned as the database holds it; reading one needs read
+    access to every type of the patient, as asking does (a row is not a FHIR type a scope could name).
+    """
     state = server(request)
     audit_context(request).detail["resource"] = f"{resource_type}/{resource_id}"
+    store = state.asker.store
+    if not resource_type[0].isupper():
+        access.require_ask(principal, id)
+        database = await anyio.to_thread.run_sync(database_for, store.db, id) if not store_has(store, id) else None
+        if database is None:
+            raise ApiError(404, f"this patient has no {resource_type}/{resource_id}")
+        row = await anyio.to_thread.run_sync(_source_row, database, id, resource_type, resource_id)
+        if row is None:
+            raise ApiError(404, f"this patient has no {resource_type}/{resource_id}")
+        return JsonResponse(row, headers={"Cache-Control": "no-store"})
     access.require_read(principal, id, (resource_type,))
     state.asker.require_patient(id)
     found = await anyio.to_thread.run_sync(data.raw_resource, state.asker.store, id, resource_type, resource_id)
@@ -120,8 +173,9 @@ async def notes(request: Request, principal: NotesCaller, id: str = PatientId) -
     """The patient's notes with text: ref, time, type, title and length (newest first)."""
     state = server(request)
     access.require_read(principal, id, NOTE_TYPES)
-    state.asker.require_patient(id)
-    rows = await anyio.to_thread.run_sync(data.notes, state.asker.store, id)
+    state.asker.require_patient(id, relational=True)
+    # OMOP/MIMIC notes are not read yet: such a patient has none here
+    rows = await anyio.to_thread.run_sync(data.notes, state.asker.store, id) if store_has(state.asker.store, id) else []
     audit_context(request).detail["results"] = str(len(rows))
     return JsonResponse({"notes": rows})
 
