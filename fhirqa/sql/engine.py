@@ -115,6 +115,7 @@ def ask_sql(
 
 def _offline(question: str, moment: datetime, con: Connection, schema: Schema, person: Person | None,
              data: SqlPatient | None, trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:
+    from fhirqa.agent.backends.offline.backend import unit_answer
     from fhirqa.sql.offline_sql import compile_and_answer, parse_question
 
     pq = parse_question(question, moment, names=tuple(person.names) if person else ())
@@ -124,7 +125,8 @@ def _offline(question: str, moment: datetime, con: Connection, schema: Schema, p
     if schema.kind == "unknown":
         return ({"answer": [], "status": "refused", "text": "The offline SQL writer knows OMOP CDM and MIMIC-III; this "
                  "database is neither. Use an LLM backend (--backend openai|gemini) for other schemas."}, [])
-    return compile_and_answer(pq, data, person), data.evidence_list()
+    result = compile_and_answer(pq, data, person)
+    return (unit_answer(result) if pq.unit_asked else result), data.evidence_list()
 
 
 def _lookup(pq: Any, con: Connection, schema: Schema, trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:

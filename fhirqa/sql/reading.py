@@ -8,10 +8,8 @@ reading for the SQL path only, from word lists in a data file:
 - "during the ICU stay" → a window anchored on the last ICU stay (``anchor="icu_stay"``), and the ICU words leave
   the item phrase ("temperature ICU stay" → "temperature"); with no item left, the question is about the ICU stays
   themselves ("how many ICU stays?", "was he in the ICU?", "when was his last ICU stay?");
-- "last HR" → the last heart rate, not the last hour, when nothing else names an item;
-- "insulin given?" → a yes/no question, not the last dose;
 - "diagnoses of the last admission", "primary dx last admit" → the coded diagnoses of one encounter;
-- dose units after a drug ("total insulin (units)") and drug shorthand the lexicon lacks ("hep").
+- dose units after a drug ("total insulin (units)").
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion, parse
-from fhirqa.agent.backends.offline.timephrases import Window, find_window
+from fhirqa.agent.backends.offline.timephrases import Window
 
 DATA = Path(__file__).parent / "data" / "sql_reading.json"
 ICU_ANCHOR = "icu_stay"
@@ -61,42 +59,8 @@ def _without(phrase: str, removed: set[str]) -> str:
 def read_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQuestion:
     """The shared parser's reading of ``question``, adjusted for relational EHRs (see the module docstring)."""
     pq = parse(question, now, names=names)
-    pq = _time_unit_naming_item(question, pq, now, names)
     _icu_stay(pq)
-    if given_check(pq):
-        pq.intent = "exists"
     return pq
-
-
-def _time_unit_naming_item(question: str, pq: ParsedQuestion, now: datetime, names: tuple[str, ...]) -> ParsedQuestion:
-    """"last HR" read as "in the last 1 hour" with no item left: the unit word is the item ("HR" = heart rate)
-    when the lexicon knows it as one; the question is read again with the lexicon's term in its place."""
-    if pq.entity or pq.window is None or pq.window.anchor:
-        return pq
-    text = question.lower()
-    match = find_window(text, now)
-    if match is None or match.kind != "relative":
-        return pq
-    phrase = text[match.start:match.end]
-    if re.search(r"\d", phrase):
-        return pq
-    unit = phrase.split()[-1]
-    if unit not in words()["time_words_naming_items"]["units"]:
-        return pq
-    from fhirqa.agent.backends.offline.parser import _lexicon
-
-    lexicon = _lexicon()
-    expansions = lexicon.expand(unit) if lexicon is not None else []
-    if not expansions:
-        return pq
-    term = str(expansions[0].term)
-    rewritten = question[:match.start] + question[match.start:match.end][: -len(unit)] + term + question[match.end:]
-    again = parse(rewritten, now, names=names)
-    if not again.entity:
-        return pq
-    again.text = question
-    again.notes.append(f"'{unit}' read as {term}, not as a time unit")
-    return again
 
 
 def _icu_stay(pq: ParsedQuestion) -> None:
@@ -114,19 +78,6 @@ def _icu_stay(pq: ParsedQuestion) -> None:
     if pq.entity and pq.encounter_class == "IMP":
         pq.encounter_class = None  # "stay" named the ICU stay (the window), not an admission to count or read
         pq.views = [v for v in pq.views if v != "encounter"] + ["encounter"]
-
-
-def given_check(pq: ParsedQuestion) -> bool:
-    """"insulin given?", "was vanco administered this admission?": a drug and a participle, nothing asking for a
-    value (no "last", "dose", "how much"), is a yes/no question."""
-    if pq.intent != "value" or not pq.entity or not pq.med_kind:
-        return False
-    given = words()["given_check"]
-    text = pq.text.lower()
-    if pq.now is not None and (match := find_window(text, pq.now)) is not None:
-        text = text[:match.start] + " " + text[match.end:]  # "heparin given on Aug 8?": the date is the window
-    rest = [w for w in tokens(text) if w not in set(tokens(pq.entity))]
-    return any(w in given["verbs"] for w in rest) and all(w in given["verbs"] or w in given["frame"] for w in rest)
 
 
 def diagnosis_question(pq: ParsedQuestion) -> tuple[bool, bool] | None:
@@ -155,16 +106,6 @@ def without_dose_units(phrase: str) -> str:
     else is left."""
     kept = _without(phrase, set(words()["dose_units"]))
     return kept or phrase
-
-
-def shorthand(phrase: str) -> str | None:
-    """The phrase with the data file's drug shorthand written out ("hep" → "heparin"), or None when it has none."""
-    table = {k: v for k, v in words()["shorthand"].items() if k != "note"}
-    lowered = phrase.lower().strip()
-    out = lowered
-    for short, full in sorted(table.items(), key=lambda kv: -len(kv[0])):
-        out = re.sub(rf"(?<![\w-]){re.escape(short)}(?![\w-])", full, out)
-    return out if out != lowered else None
 
 
 def not_given_sql() -> str:

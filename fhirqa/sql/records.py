@@ -232,9 +232,9 @@ class SqlPatient:
 
     def resolve(self, view: str, phrase: str, kind: str | None = None) -> Resolution:
         """The patient's item names ``phrase`` means in ``view`` (the FHIR path's resolver, same rules), among the
-        names of one ``kind`` when given. A phrase that names nothing is tried again as the data file's drug
-        shorthand written out ("hep" → heparin) and as the lexicon's other names for it, longest first ("sepsis" →
-        "septicemia": ICD-9 titles name it so); spelling-level matches of these are not taken."""
+        names of one ``kind`` when given. A phrase that names nothing is tried again as the lexicon's other names for
+        it, longest first ("sepsis" → "septicemia": ICD-9 titles name it so); spelling-level matches of these are not
+        taken."""
         names, _ = self.items(view, kind)
         found = self.resolver(view, phrase, names)
         if found.matched or found.ambiguous or not names or view == "encounter":
@@ -247,16 +247,15 @@ class SqlPatient:
         return found
 
     def _other_names(self, phrase: str) -> list[str]:
-        """The phrase's shorthand written out, then the lexicon's aliases of the concept it names (not of a class)."""
+        """The lexicon's aliases of the concept the phrase names (not of a class)."""
         from fhirqa.agent.backends.offline.parser import _lexicon
-        from fhirqa.sql.reading import shorthand
 
-        out = [written] if (written := shorthand(phrase)) else []
+        out: list[str] = []
         lexicon = _lexicon()
         if lexicon is None:
             return out
         lowered = phrase.lower().strip()
-        for expansion in lexicon.expand(written or phrase):
+        for expansion in lexicon.expand(phrase):
             if str(getattr(expansion, "source", "")).endswith("class") or expansion.source == "encounters":
                 continue
             aliases = sorted(lexicon.aliases_of(expansion.term), key=lambda a: (-len(a), a))

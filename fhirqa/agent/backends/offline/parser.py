@@ -8,6 +8,7 @@ particular lab, drug or test question.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -139,6 +140,7 @@ class ParsedQuestion:
     yes_no: bool = False  # asked as a yes/no question ("is she…", "could you check whether…")
     med_kind: str | None = None  # "administration" (given, doses received) or "request" (prescribed, ordered)
     unit: str | None = None  # the unit the answer is asked in ("in grams")
+    unit_asked: bool = False  # the unit itself is the answer ("K units?", "in what units is Hgb reported")
     kind_cued: bool = True  # active_check: the words named the kind (problem, taking, allergic); else views decide
     stay_event: str | None = None  # "discharge" (a stay's end) or "length" (its length of stay): the stay itself is asked
     around_drug: bool = False  # change: last value before the drug's first start → first value after it
@@ -153,7 +155,8 @@ class ParsedQuestion:
             "encounter_class": self.encounter_class, "drug": self.drug,
             "at_time": self.at_time.isoformat() if self.at_time else None, "time_unit": self.time_unit,
             "demographic": self.demographic, "list_kind": self.list_kind, "med_kind": self.med_kind,
-            "category": self.category, "yes_no": self.yes_no, "unit": self.unit, "stay_event": self.stay_event,
+            "category": self.category, "yes_no": self.yes_no, "unit": self.unit, "unit_asked": self.unit_asked,
+            "stay_event": self.stay_event,
             "around_drug": self.around_drug,
         }
 
@@ -206,6 +209,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     pq = ParsedQuestion(text=question, now=now)
     text, pq.yes_no = _strip_frames(text)
     text = _respell(text)
+    text, pq.unit_asked, unit_last = _unit_question(text)
     text, pq.unit = _asked_unit(text)
     text = _protect_terms(text)
     rest = text
@@ -260,7 +264,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
             rest = rest[: day_of_drug.start()] + " " + rest[day_of_drug.end():]
 
     ordered = re.search(r"\b(?:prescri\w*|ordered|orders?|rx|takes?|taking)\b", rest)
-    if re.search(r"\b(?:given|administered|received|receive|infused|got)\b", rest) or (
+    if re.search(rf"\b(?:{_given_words('verbs')})\b", rest) or (
             not ordered and re.search(r"\b(?:doses? (?:on|given)|doses)\b", rest)):
         pq.med_kind = "administration"  # "doses of heparin on 1/17" (not "the daily dose on the latest order")
     elif ordered:
@@ -270,12 +274,21 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
                   r"|\(?\b(?:on\s+)?(?:admission|admit)\s+(?:vs\.?|versus|to|compared (?:to|with))\s+(?:now|today|latest|current)\b\)?",
                   lambda m: " change " if re.search(r"\b(?:admission|admit)\b", rest[: m.start()] + rest[m.end() :])
                   else " change since admission ", rest)
+    at_stay_start = False
+    if pq.window is None and (start := _stay_start(rest)) is not None:
+        rest, at_stay_start = start, True  # "K on admit": the first value of the stay (the window is read below)
     time_match = find_window(rest, now) if pq.window is None else None
+    if time_match and (named := _unit_naming_item(rest, time_match, now)) is not None:
+        rest, term = named  # "last HR": the last heart rate, not the last hour
+        pq.notes.append(f"'{term}' read as the item, not as a time unit")
+        time_match = find_window(rest, now)
     if time_match and time_match.window.anchor == "admission" and not _has_item(rest[: time_match.start] + " " + rest[time_match.end :]):
         time_match = None  # "date of this admission?": the stay itself is the question
     if time_match:
         pq.window = time_match.window
         rest = rest[: time_match.start] + " " + rest[time_match.end :]
+    elif at_stay_start:
+        pq.window = Window(None, None, "on admission", anchor="admission")  # the current (or latest) stay
 
     comparison = _find_comparison(rest)
     if comparison:
@@ -289,8 +302,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     _stay_frame(pq, rest)
     if pq.intent == "value" and _counts_visits(rest):
         pq.intent = "count"  # "ED visits in the past two years?": records of a class named and nothing measured
-    if time_match and time_match.kind == "on_admission" and pq.intent in ("value", "time_of"):
-        pq.position = "first"  # "K on admission": the first value of the stay
+    if ((time_match and time_match.kind == "on_admission") or at_stay_start) and pq.intent in ("value", "time_of"):
+        pq.position = "first"  # "K on admission": the first value of the stay (or of the stay or day named)
     if pq.intent == "after_drug" and soon_after:
         pq.position = "first"
     if pq.encounter_class is None and re.search(_VIEW_CUES_BY_NAME["encounter"], rest):
@@ -303,6 +316,14 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
                    "microgram": "mcg"}.get(asked_in.group(1), asked_in.group(1))
     pq.entity = "" if pq.stay_event else _written_case(_entity(rest, pq), question)
     pq.lexicon_views = _lexicon_views(pq.entity)
+    if pq.med_kind is None and not ordered and "medication" in pq.lexicon_views and re.search(rf"\b(?:{_given_words('get_verbs')})\b", rest):
+        pq.med_kind = "administration"  # "did she get Zosyn?": its doses (for a drug only: "did she get an MRI" is none)
+    if unit_last and "medication" in pq.lexicon_views:
+        pq.unit_asked = False  # "total insulin units": a dose unit after a drug, not a question about it
+    if pq.unit_asked and pq.intent == "exists":
+        pq.intent = "value"  # "in what units is K reported": the value's unit, not whether there is one
+    if pq.intent == "value" and pq.med_kind == "administration" and not pq.unit_asked and _asks_given(rest, pq.entity):
+        pq.intent = "exists"  # "heparin given?": whether it was, not the last dose
     if pq.intent == "count" and _one_day_total(rest, pq):
         pq.intent, pq.aggregate, pq.med_kind = "daily_dose", "sum", "administration"  # "heparin total on 11/1?": a sum
     if pq.intent == "active_check" and not pq.kind_cued:
@@ -534,6 +555,100 @@ def _one_day_total(text: str, pq: ParsedQuestion) -> bool:
     return bool(re.search(r"\btotal\b", text) and not re.search(r"\bhow many\b|\bnumber\b|\bcount\b|(?:^|\s)#|\bdoses\b|\btimes\b", text)
                 and w is not None and w.start is not None and w.end is not None and w.end - w.start <= timedelta(days=2)
                 and pq.lexicon_views[:1] == ["medication"])
+
+
+@lru_cache(maxsize=1)
+def _phrases() -> dict[str, Any]:
+    """``lexicon/question_phrases.json``: phrasings read as a kind of question (see its description)."""
+    from fhirqa.project import data_dir
+
+    try:
+        return dict(json.loads((data_dir("lexicon") / "question_phrases.json").read_text("utf-8")))
+    except (OSError, ValueError):  # the parser works without it, only less well
+        return {}
+
+
+def _alternation(phrases: list[str]) -> str:
+    return "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in sorted(phrases, key=len, reverse=True))
+
+
+@lru_cache(maxsize=1)
+def _stay_start_patterns() -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """(phrase, modifier) patterns of the value at the start of a stay, from ``question_phrases.json`` ``stay_start``."""
+    words = _phrases().get("stay_start")
+    if not words:
+        return None
+    phrase = re.compile(
+        rf"\b(?:(?:{_alternation(words['prepositions'])})\s+(?:(?:{_alternation(words['determiners'])})\s+)?"
+        rf"(?:{_alternation(words['nouns'])})|when\s+(?:(?:{_alternation(words['subjects'])})\s+)?(?:{_alternation(words['verbs'])}))"
+        rf"(?:\s+(?:{_alternation(words['tails'])}))?\b")
+    modifier = re.compile(rf"\b(?:{_alternation(words['modifiers'])})\s+(?P<next>[^\s,.;:?]+)")
+    return phrase, modifier
+
+
+def _stay_start(text: str) -> str | None:
+    """The question without its stay-start phrase ("K on admit", "Cr at presentation", "admission K", "HR when she
+    came in"), or None when it has none or names no item besides it (the stay itself is then asked about, and "how
+    old was he when admitted" is an age at an event)."""
+    patterns = _stay_start_patterns()
+    if patterns is None or re.search(r"\bhow old\b|\bage\b|\byears old\b", text):
+        return None
+    phrase, modifier = patterns
+    rest = None
+    if m := phrase.search(text):
+        rest = text[: m.start()] + " " + text[m.end() :]
+    else:
+        words = _phrases()["stay_start"]
+        for m in modifier.finditer(text):
+            # the word before it, past a determiner: "during the admission" names the stay, "her admission K" its start
+            before = text[: m.start()].split()
+            while before and before[-1] in words["determiners"] and before[-1] not in words["modifier_not_before"]:
+                before.pop()
+            nxt = m.group("next")
+            if (before and before[-1] in words["modifier_not_before"]) or nxt in words["modifier_not_items"] or nxt in _STOP:
+                continue
+            rest = text[: m.start()] + " " + text[m.start("next") :]
+            break
+    if rest is None or not _has_item(rest):
+        return None
+    return re.sub(r"\s+", " ", rest).strip()
+
+
+def _given_words(group: str) -> str:
+    """An alternation of ``question_phrases.json`` ``given_check`` words (``verbs``, ``get_verbs``, ``frame``)."""
+    return _alternation(_phrases().get("given_check", {}).get(group, [])) or r"(?!x)x"
+
+
+def _asks_given(text: str, entity: str) -> bool:
+    """"heparin given?", "hep given this admission?": besides the drug, only a verb of administration and yes/no
+    frame words; a word asking for a value ("last", "dose", "how much", "when") keeps the question a value question."""
+    given = _phrases().get("given_check", {})
+    verbs, frame = set(given.get("verbs", [])), set(given.get("frame", []))
+    named = set(re.findall(r"[a-z0-9]+", entity.lower()))
+    rest = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in named]
+    return bool(entity) and any(w in verbs for w in rest) and all(w in verbs or w in frame for w in rest)
+
+
+def _unit_naming_item(text: str, match: Any, now: datetime) -> tuple[str, str] | None:
+    """"last HR", "latest hr yesterday": "last" and a unit word with no number, where the unit is also an item's
+    abbreviation in the lexicon (HR = heart rate), names that item when nothing else in the question does; then the
+    text with the unit written as the lexicon's term, and that term. None when the phrase is a window ("HR in the
+    last hr", "K last hr", "past hr", "last 2 hr")."""
+    phrase = text[match.start : match.end]
+    if match.kind != "relative" or not re.match(r"(?:last|latest|most recent)\s", phrase) or re.search(r"\d", phrase):
+        return None
+    unit = phrase.split()[-1]
+    rest = text[: match.start] + " " + text[match.end :]
+    if other := find_window(rest, now):  # "last HR yesterday": the other time phrase is the window
+        rest = rest[: other.start] + " " + rest[other.end :]
+    if _has_item(rest):
+        return None
+    lexicon = _lexicon()
+    items = [e for e in (lexicon.expand(unit) if lexicon else []) if getattr(e, "view", "") == "observation"]
+    if not items:
+        return None
+    term = str(items[0].term).lower()
+    return text[: match.end - len(unit)] + term + text[match.end :], term
 
 
 def _has_item(text: str) -> bool:
@@ -817,6 +932,38 @@ def _unit_aliases() -> dict[str, str]:
     table = lexicon.data["abbreviations"].get("units", {}) if lexicon else {}
     names = {unit: unit for dimension in table.get("dimensions", {}).values() for unit in dimension}
     return names | {k.lower(): v for k, v in table.get("aliases", {}).items()}
+
+
+@lru_cache(maxsize=1)
+def _unit_question_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None:
+    """(the unit asked about, "(units)" beside a value, the verbs around a unit question) from
+    ``question_phrases.json`` ``unit_question``."""
+    words = _phrases().get("unit_question")
+    if not words:
+        return None
+    unit, which, verbs = (_alternation(words[k]) for k in ("unit_words", "question_words", "verbs"))
+    # "what units", "the units of" (not "how many units of insulin"), "K units?" (not "5000 units", "in units")
+    asks = re.compile(rf"(?:\bin\s+)?\b(?:{which})\s+(?:{unit})\b|(?:^|\b(?:the|in)\s+)(?:{unit})\s+(?:of|for)\b|"
+                      rf"(?<![\d,.]\s)(?<![\d,.])(?<!\bin\s)\b(?:{unit})\s*$")
+    return asks, re.compile(rf"\(\s*(?:{unit})\s*\)"), re.compile(rf"\b(?:{verbs})(?:\s+in)?\b")
+
+
+def _unit_question(text: str) -> tuple[str, bool, bool]:
+    """The question without the words asking about its unit; whether the unit itself is asked ("K units?", "in what
+    units is Hgb reported", "units of the last glucose"); whether that was a "units" ending the question (after a
+    drug it is a dose unit instead: "total insulin units"). "(units)" beside a value question ("total hep given on
+    6/29 (units)?") asks for the value with its unit and is only dropped, never read as a conversion into
+    international units."""
+    patterns = _unit_question_patterns()
+    if patterns is None:
+        return text, False, False
+    asks, beside, verbs = patterns
+    asked = last = False
+    if m := asks.search(text):
+        last = m.end() == len(text.rstrip())
+        text = text[: m.start()] + " " + text[m.end() :]
+        text, asked = verbs.sub(" ", text), True  # "… reported", "… measured in": the asking words, not the item
+    return re.sub(r"\s+", " ", beside.sub(" ", text)).strip(), asked, last
 
 
 def _asked_unit(text: str) -> tuple[str, str | None]:
