@@ -779,7 +779,7 @@ def _lexicon_views(entity: str) -> list[str]:
         return []
     # only readings of the whole phrase: "depression screening" is not a diagnosis because "depression" is
     whole = " ".join(entity.lower().split())
-    return list(dict.fromkeys(getattr(e, "view", None) for e in lexicon.expand(entity)
+    return list(dict.fromkeys(str(getattr(e, "view", "")) for e in lexicon.expand(entity)
                               if getattr(e, "view", None) and getattr(e, "matched", whole) in (whole, whole.rstrip("s"))))
 
 
