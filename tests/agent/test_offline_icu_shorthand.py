@@ -280,3 +280,24 @@ def test_a_unit_named_is_still_the_unit_to_answer_in(question: str, unit: str) -
 @pytest.mark.parametrize("question", ["total insulin units", "how many units of insulin"])
 def test_units_after_a_drug_are_its_dose_unit_not_a_question(question: str) -> None:
     assert parse(question, NOW).unit_asked is False
+
+
+@pytest.mark.parametrize(("question", "unit"), [
+    ("Tmax this admit (F)?", "degf"), ("max temp this admission, in F?", "degf"), ("temp in degrees Fahrenheit", "degf"),
+    ("temp in C", "degc")])
+def test_a_temperature_unit_may_be_one_letter_or_in_degrees(question: str, unit: str) -> None:
+    assert parse(question, NOW).unit == unit
+
+
+def test_one_letter_is_a_unit_only_where_nothing_else_is_meant() -> None:
+    assert parse("f/u in C clinic", NOW).unit is None
+
+
+@pytest.mark.parametrize(("question", "unit", "answer"), [
+    ("how many units of heparin were given on 6/19?", "u", [5000.0]),
+    ("total grams of vanc given on 6/19?", "g", [1.0]),
+])
+def test_a_dose_unit_counted_asks_the_amount_in_that_unit(question: str, unit: str, answer: list[float]) -> None:
+    pq = parse(question, NOW)
+    assert (pq.intent, pq.aggregate, pq.unit) == ("daily_dose", "sum", unit)
+    assert ask(question)["answer"] == answer

@@ -211,6 +211,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     text = _respell(text)
     text, pq.unit_asked, unit_last = _unit_question(text)
     text, pq.unit = _asked_unit(text)
+    text, counted = _amount_in_unit(text)
+    pq.unit = pq.unit or counted
     text = _protect_terms(text)
     rest = text
 
@@ -975,16 +977,32 @@ def _asked_unit(text: str) -> tuple[str, str | None]:
     m = _asked_unit_pattern().search(text)
     if not m:
         return text, None
-    unit = m.group("u")
+    unit = m.group("u") or m.group("l")
     return text[: m.start()] + " " + text[m.end() :], _unit_aliases().get(unit, unit)
+
+
+_AMOUNT_IN_UNIT = re.compile(rf"\b(?P<how>how many|total)\s+(?P<u>(?!kg\b){_UNIT_WORDS})(?:\s+of)?\b")
+
+
+def _amount_in_unit(text: str) -> tuple[str, str | None]:
+    """"how many units of heparin were given", "total grams of vanc on 3/16": a dose unit counted is an amount asked
+    in that unit ("how much heparin", in units), not a number of records; the question reworded so, and the unit."""
+    m = _AMOUNT_IN_UNIT.search(text)
+    if not m:
+        return text, None
+    unit = m.group("u")
+    words = "how much" if m.group("how") == "how many" else "total"
+    return text[: m.start()] + words + text[m.end() :], _unit_aliases().get(unit, unit)
 
 
 @lru_cache(maxsize=1)
 def _asked_unit_pattern() -> re.Pattern[str]:
     words = sorted((w for w in _unit_aliases() if len(w) > 1 and w not in ("in", "ft", "u")), key=len, reverse=True)
     lab = r"(?:[mnpµuk]?(?:mol|g|eq|iu|u)|cells|%)/(?:[dmµ]?l|kg|min|hr?|day|d)"
-    alternatives = "|".join([lab, *map(re.escape, words)])
-    return re.compile(rf"(?:\bin\s+|\(\s*)(?P<u>{alternatives})(?![\w/])\s*\)?")
+    alternatives = "|".join([lab, *(re.escape(w).replace(r"\ ", r"\s+") for w in words)])
+    # one letter is a unit only where nothing else can be meant: "(F)", "in F" ending the question (not "in C clinic")
+    letters = "|".join(w for w in _unit_aliases() if len(w) == 1 and w.isalpha() and w != "u") or "(?!x)x"
+    return re.compile(rf"(?:\bin\s+|\(\s*)(?:(?P<u>{alternatives})(?![\w/])|(?P<l>{letters})(?=\s*(?:\)|[,.;:]|$)))\s*\)?")
 
 
 # --- spelling: a word the lexicon nearly knows ("wieght", "platlets") ----------------------------------------------
