@@ -172,6 +172,15 @@ def test_overnight_is_19_to_07_on_the_records_clock() -> None:
     assert ask("highest glucose overnight", views, now)["answer"] == [150.0]
 
 
+def test_overnight_during_a_stay_is_the_night_on_the_stays_clock() -> None:
+    now = at("2025-06-20T15:00:00+00:00")
+    # admitted at 16:00 there (21:00 UTC): the night starts at 19:00 on the stay's clock, not at its admission
+    views = {"encounter": [encounter("s1", "IMP", "2025-06-19T16:00:00-05:00", None)],
+             "observation": [glucose("night", 150.0, "2025-06-19T22:00:00-05:00"),
+                             glucose("evening", 200.0, "2025-06-19T17:30:00-05:00")]}
+    assert ask("highest glucose overnight during her admission", views, now)["answer"] == [150.0]
+
+
 def test_a_calendar_window_read_on_the_clock_of_values_written_in_utc_is_unchanged() -> None:
     views = {"observation": [potassium("k1", 4.1, "2025-06-12T23:30:00+00:00"),
                              potassium("k2", 4.6, "2025-06-13T00:30:00+00:00")]}
