@@ -49,6 +49,8 @@ def test_a_request_that_names_nothing_asks_about_the_clause_before_it(question, 
     "which patient is Schmitt, Denis (DOB March 23, 2011)? give the id",  # a question before it is no context
     "cough ED visit '77 - yes or no?",  # the clause before is the subject: no context verb
     "A/P in the note from October 29, 1982 - what was she presenting with?",
+    "Chart audit: the 3/28 note lists Gout - is that diagnosis supported by the problem list?",  # points back
+    "Cleaning up her problem list after the sepsis admission - is it still active?",
 ])
 def test_a_question_without_leading_context_is_parsed_whole(question):
     assert focus(question) is None

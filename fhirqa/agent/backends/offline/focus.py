@@ -34,6 +34,7 @@ class _Vocabulary:
     symptom_gerunds: frozenset[str]
     filler: frozenset[str]
     bare: frozenset[str]
+    anaphors: re.Pattern[str]
     preambles: re.Pattern[str]
     abbreviations: frozenset[str]
 
@@ -56,6 +57,7 @@ def _vocabulary() -> _Vocabulary:
         frozenset(w.lower() for w in data["symptom_gerunds"]),
         frozenset(w.lower() for w in data["filler"]),
         frozenset(w.lower() for w in data["bare"]),
+        any_of(data["anaphors"]),
         any_of(data["preambles"]),
         frozenset(w.lower() for w in data["abbreviations"]),
     )
@@ -137,6 +139,8 @@ def _request(question: str) -> str | None:
             return None
         # "… what is it?" adds nothing; "… - date?", "… what's the change from 9/11 to 4/6?" add the question's shape.
         return asked if all(w in vocab.bare for w in _words(request)) else f"{asked} - {request}"
+    if vocab.anaphors.search(request):
+        return None  # "the 3/28 note lists Gout - is that diagnosis supported …?": it points back at the context
     if len(_words(request)) < vocab.min_request_words:
         return None  # "Reinger, Bill (12/25/1992) - id?": a one-word request asks about the clause before it
     return " ".join(clauses[at:])
