@@ -301,3 +301,12 @@ def test_a_dose_unit_counted_asks_the_amount_in_that_unit(question: str, unit: s
     pq = parse(question, NOW)
     assert (pq.intent, pq.aggregate, pq.unit) == ("daily_dose", "sum", unit)
     assert ask(question)["answer"] == answer
+
+
+@pytest.mark.parametrize("question", ["how high did her fever get this admission?", "highest fever", "max fever in F"])
+def test_the_extreme_of_a_finding_named_alone_is_the_extreme_of_its_item(question: str) -> None:
+    assert parse(question, NOW).entity == "temperature"
+
+
+def test_a_finding_beside_another_item_stays_a_word_of_the_question() -> None:
+    assert parse("max HR during the fever", NOW).entity != "hr temperature"

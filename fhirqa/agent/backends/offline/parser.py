@@ -299,6 +299,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         rest = _criterion_item(rest, pq.comparison.op)
 
     _classify(pq, rest, now)
+    if pq.intent == "aggregate" and pq.aggregate in ("max", "min") and pq.comparison is None:
+        rest = _criterion_extreme(rest, ">" if pq.aggregate == "max" else "<")  # "how high did her fever get"
     if pq.around_drug:
         pq.intent = "change"
     _stay_frame(pq, rest)
@@ -762,6 +764,19 @@ def _criterion_item(text: str, op: str) -> str:
     for phrase, item, direction in _criteria():
         if op.startswith(direction) and (m := re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text)):
             return text[: m.start()] + item + text[m.end() :]
+    return text
+
+
+def _criterion_extreme(text: str, op: str) -> str:
+    """"how high did her fever get", "highest fever": the extreme of a finding named alone is the extreme of its item
+    (the highest temperature), when the finding lies that way and the question names nothing else ("max HR during
+    the fever" keeps the heart rate)."""
+    for phrase, _, direction in _criteria():
+        if op.startswith(direction) and (m := re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text)):
+            others = re.sub(r"^how (?:low|high|small|big|far (?:up|down))\b", " ", text[: m.start()] + " " + text[m.end() :])
+            if _has_item(others):
+                return text
+            return _criterion_item(text, op)
     return text
 
 
