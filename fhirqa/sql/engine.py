@@ -9,8 +9,10 @@ backend, a model writes the SQL from the retrieved tables (:mod:`fhirqa.sql.llm_
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 import time
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -41,11 +43,25 @@ def open_database(target: str | Path | Connection) -> Connection:
         key = f"{key}|{stat.st_mtime_ns}|{stat.st_size}"
     with _OPEN_LOCK:
         con = _OPEN.get(key)
+        if con is not None and not _alive(con):  # closed elsewhere (a `with connect(…)` on the same DuckDB file)
+            del _OPEN[key]
+            con = None
         if con is None:
             for old in [k for k in _OPEN if k.split("|")[0] == str(target)]:
                 _OPEN.pop(old).close()
             con = _OPEN[key] = connect(target)
         return con
+
+
+def _alive(con: Connection) -> bool:
+    """The connection still answers (DuckDB hands one shared connection to every open of a file)."""
+    try:
+        if con.dialect == "postgres":
+            return not con.raw.closed
+        con.raw.cursor().close()
+        return True
+    except Exception:  # noqa: BLE001 - any driver's "closed" error means: open it again
+        return False
 
 
 def close_all() -> None:
@@ -116,6 +132,8 @@ def ask_sql(
 def _offline(question: str, moment: datetime, con: Connection, schema: Schema, person: Person | None,
              data: SqlPatient | None, trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:
     from fhirqa.agent.backends.offline.backend import unit_answer
+    from fhirqa.agent.backends.offline.plans import notes_answer, plan
+    from fhirqa.sql.notes import answer_from_notes, note_table
     from fhirqa.sql.offline_sql import compile_and_answer, parse_question
 
     pq = parse_question(question, moment, names=tuple(person.names) if person else ())
@@ -125,8 +143,41 @@ def _offline(question: str, moment: datetime, con: Connection, schema: Schema, p
     if schema.kind == "unknown":
         return ({"answer": [], "status": "refused", "text": "The offline SQL writer knows OMOP CDM and MIMIC-III; this "
                  "database is neither. Use an LLM backend (--backend openai|gemini) for other schemas."}, [])
+    notes = _note_index(con, schema, person)
+    if notes is not None and person is not None:  # a note question: the FHIR path's note plans over these notes
+        from_notes = answer_from_notes(plan(_copy(pq)), person, moment, notes)
+        if from_notes is not None:
+            trace["source_notes"] = note_table(schema)
+            return from_notes
     result = compile_and_answer(pq, data, person)
+    if notes is not None and person is not None and result.get("status") == "no-data":
+        # The tables hold nothing: what the notes say, quoted (as the FHIR path falls back), else the no-data.
+        from_notes = answer_from_notes(_returning(notes_answer(_copy(pq))), person, moment, notes)
+        if from_notes is not None:
+            trace["source_notes"] = note_table(schema)
+            return from_notes
     return (unit_answer(result) if pq.unit_asked else result), data.evidence_list()
+
+
+def _note_index(con: Connection, schema: Schema, person: Person | None) -> Any:
+    """The database's note index for ``person`` (None without a note table or without the notes extra)."""
+    if person is None or importlib.util.find_spec("lancedb") is None:
+        return None
+    from fhirqa.sql.load import default_cache_dir
+    from fhirqa.sql.notes import index_for
+
+    return index_for(con, schema, person, default_cache_dir())
+
+
+def _copy(pq: Any) -> Any:
+    """A fresh copy of a parse (plans annotate the one they are given)."""
+    return replace(pq, notes=[], views=list(pq.views), hinted=list(pq.hinted))
+
+
+def _returning(generator: Any) -> Any:
+    """A plan step that *returns* its final call (``notes_answer``) as one that yields it."""
+    final = yield from generator
+    yield final
 
 
 def _lookup(pq: Any, con: Connection, schema: Schema, trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:

@@ -21,7 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from fhirqa.agent.backends.offline.parser import ParsedQuestion, parse
+from fhirqa.agent.backends.offline.backend import parse_fresh
+from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.timephrases import Window
 
 DATA = Path(__file__).parent / "data" / "sql_reading.json"
@@ -58,7 +59,7 @@ def _without(phrase: str, removed: set[str]) -> str:
 
 def read_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQuestion:
     """The shared parser's reading of ``question``, adjusted for relational EHRs (see the module docstring)."""
-    pq = parse(question, now, names=names)
+    pq = parse_fresh(question, now.isoformat(), " ".join(names))  # the FHIR path's reading (context lead-ins too)
     _icu_stay(pq)
     return pq
 

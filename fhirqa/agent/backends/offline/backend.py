@@ -40,6 +40,12 @@ def parse_cached(question: str, now_iso: str, names: str) -> ParsedQuestion:
     return parsed if _names_something(parsed) else whole
 
 
+def parse_fresh(question: str, now_iso: str, names: str) -> ParsedQuestion:
+    """The cached parse as a fresh copy: plans and the SQL reading annotate what they are given."""
+    cached = parse_cached(question, now_iso, names)
+    return ParsedQuestion(**{**cached.__dict__, "notes": [], "views": list(cached.views), "hinted": list(cached.hinted)})
+
+
 def _names_something(pq: ParsedQuestion) -> bool:
     """The parse has something to look up: an item, or a question about the patient or the record as a whole."""
     if pq.intent == "lookup":
@@ -92,9 +98,7 @@ class OfflineBackend:
 
     def parsed(self, messages: list[Message]) -> ParsedQuestion:
         """The parse of the conversation's question (fresh copy: plans record notes on it)."""
-        question, now, names = read_user_message(messages)
-        cached = parse_cached(question, now, names)
-        return ParsedQuestion(**{**cached.__dict__, "notes": [], "views": list(cached.views), "hinted": list(cached.hinted)})
+        return parse_fresh(*read_user_message(messages))
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]], *, role: str) -> ModelTurn:
         """The next tool call of the plan, given the results so far."""

@@ -1,0 +1,136 @@
+"""A relational patient's notes (OMOP ``note``, MIMIC-III ``noteevents``) on the question path.
+
+The FHIR path answers note questions with the offline plans (``offline/plans.py``: a value a dated note
+states, a visit's note read by section, a mention or its negation, the notes as a fallback when the tables
+hold nothing) over the ``find_in_notes`` tool. A patient of an OMOP or MIMIC database gets the same plans:
+:func:`answer_from_notes` drives them with a tool context whose only data are the patient's notes, read from
+the database (fixed SQL, the patient's key bound) and indexed like a store's (chunks, MiniLM, BM25). A plan
+that reaches for the tables first hands the question back to the SQL writer (``None``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Generator
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from fhirqa.agent.answer import Evidence
+from fhirqa.errors import FhirqaError
+from fhirqa.notes.index import NoteIndex, SyncReport
+from fhirqa.notes.sources import Note, mimic_notes, omop_notes
+from fhirqa.sql.connect import Connection
+from fhirqa.sql.person import Person
+from fhirqa.sql.schema import Schema
+
+#: The tools a note plan may call here; any other (the tables) hands the question back to SQL.
+NOTE_TOOLS = frozenset({"find_in_notes", "search_notes"})
+_INDEXES: dict[str, RelationalNoteIndex] = {}
+_INDEXES_LOCK = threading.Lock()
+
+
+def note_table(schema: Schema) -> str | None:
+    """The schema's note table, when the database has one."""
+    table = {"mimic-iii": "noteevents", "omop": "note"}.get(schema.kind)
+    return table if table and table in schema.tables else None
+
+
+def relational_notes(con: Connection, schema: Schema, person: Person) -> list[Note]:
+    """The person's notes as the database holds them, filed under the id the question used."""
+    table = note_table(schema)
+    if table is None:
+        return []
+    style = "format" if con.dialect == "postgres" else "qmark"
+    with con.lock:
+        if schema.kind == "mimic-iii":
+            notes = mimic_notes(con.raw, person.key, table=table, paramstyle=style)
+        else:
+            notes = omop_notes(con.raw, person.key, table=table, paramstyle=style)
+    return [replace(n, patient_id=person.patient_id) for n in notes]
+
+
+class RelationalNoteIndex(NoteIndex):
+    """A note index over one relational database: patients' notes read from it on first use, per process."""
+
+    def __init__(self, con: Connection, schema: Schema, folder: Path, **options: Any) -> None:
+        super().__init__(folder, path=folder / "notes.lance", **options)
+        self.con, self.schema = con, schema
+        self._people: dict[str, Person] = {}
+        self._read: dict[str, list[Note]] = {}
+
+    def add_person(self, person: Person) -> None:
+        """Make ``person`` searchable (their notes are read and indexed on the first search)."""
+        self._people[person.patient_id] = person
+
+    def ensure(self, patient_id: str) -> SyncReport | None:
+        """Index the person's notes once per process (the database is read-only to fhirqa)."""
+        if patient_id in self._read:
+            return None
+        person = self._people.get(patient_id)
+        if person is None:
+            raise FhirqaError(f"no notes are known for {patient_id!r} in this database")
+        notes = relational_notes(self.con, self.schema, person)
+        report = self.index_notes(notes, patient_ids=[patient_id])
+        self._read[patient_id] = notes
+        return report
+
+    def notes(self, patient_id: str) -> list[Note]:
+        """The person's whole notes, oldest first."""
+        self.ensure(patient_id)
+        return self._read[patient_id]
+
+
+def index_for(con: Connection, schema: Schema, person: Person, cache: Path) -> RelationalNoteIndex | None:
+    """The database's note index (one per database and process, kept under ``cache``), or None without notes."""
+    if note_table(schema) is None:
+        return None
+    key = f"{con.target}|{con.path.stat().st_mtime_ns if con.path and con.path.exists() else ''}"
+    with _INDEXES_LOCK:
+        index = _INDEXES.get(key)
+        if index is None:
+            folder = cache / "notes" / hashlib.sha256(key.encode()).hexdigest()[:16]
+            folder.mkdir(parents=True, exist_ok=True)
+            index = _INDEXES[key] = RelationalNoteIndex(con, schema, folder)
+        index.con = con  # the live connection (a closed one is reopened by the engine under the same key)
+    index.add_person(person)
+    return index
+
+
+class _NoTables:
+    """The tool context's rows: none here; a plan asking for them hands the question back to SQL."""
+
+    def rows(self, view: str) -> list[dict[str, Any]]:
+        raise _TablesWanted(view)
+
+
+class _TablesWanted(Exception):
+    pass
+
+
+def answer_from_notes(plan: Generator[Any, dict[str, Any], Any], person: Person, moment: datetime,
+                      index: RelationalNoteIndex) -> tuple[dict[str, Any], list[Evidence]] | None:
+    """Drive an offline note plan to its final answer over the person's notes; None when it wants the tables.
+
+    ``plan`` is a generator of ``(tool, arguments)`` calls, as the offline backend's plans are.
+    """
+    from fhirqa.agent.tools.base import ToolContext
+    from fhirqa.agent.tools.registry import execute
+
+    ctx = ToolContext(patient_id=person.patient_id, now=moment, data=_NoTables(),  # type: ignore[arg-type]
+                      resolve=lambda *_a, **_k: None, notes=index)  # type: ignore[arg-type]
+    try:
+        call = next(plan)
+        while True:
+            if call is None:
+                return None
+            name, arguments = call
+            if name == "final_answer":
+                return dict(arguments), list(ctx.evidence.values())
+            if name not in NOTE_TOOLS:
+                return None
+            call = plan.send(execute(ctx, name, arguments))
+    except (StopIteration, _TablesWanted):
+        return None
