@@ -73,20 +73,23 @@ FIELD_CONCEPT_ID = 2100000001  # local concept "observation.observation_id" (CDM
 # Rows of the OMOP observation table: observation rows without a number (text answers, panels) and allergies.
 OBSERVATION_ROWS = """
 SELECT row_number() OVER (ORDER BY patient_id, time, ref, code) AS observation_id, * FROM (
-SELECT o.patient_id, o.ref, o.code, o.code_system, o.name, o.time, o.value_string AS value_as_string, o.unit,
+SELECT o.patient_id, o.ref, o.code, o.code_system, o.name, o.time, o.time_offset, o.value_string AS value_as_string, o.unit,
        CAST(NULL AS VARCHAR) AS qualifier, o.value_code, o.encounter_ref, o.is_component
 FROM observation AS o WHERE o.value IS NULL AND coalesce(o.status, '') <> 'entered-in-error'
 UNION ALL
-SELECT a.patient_id, a.ref, a.code, a.code_system, a.name, coalesce(a.recorded_time, a.onset_time), a.reaction, NULL, 'allergy',
+SELECT a.patient_id, a.ref, a.code, a.code_system, a.name, coalesce(a.recorded_time, a.onset_time),
+       CASE WHEN a.recorded_time IS NOT NULL THEN a.recorded_time_offset ELSE a.onset_time_offset END, a.reaction, NULL, 'allergy',
        a.criticality, a.encounter_ref, false
 FROM allergy AS a)"""
 
 UTC = "CAST(({t}) AT TIME ZONE 'UTC' AS TIMESTAMP)"
+LOCAL = "CAST(({t}) AT TIME ZONE 'UTC' + to_minutes(CAST(coalesce({o}, 0) AS BIGINT)) AS TIMESTAMP)"
 
 
 def utc(expr: str) -> str:
-    """A TIMESTAMPTZ view column as a UTC TIMESTAMP."""
-    return UTC.format(t=expr)
+    """A TIMESTAMPTZ view column as the local wall-clock TIMESTAMP it was written in (OMOP keeps local times;
+    the view's ``<column>_offset``, UTC when the time had none)."""
+    return LOCAL.format(t=expr, o=expr + "_offset")
 
 
 def concept(alias: str, vocab: str, code: str, name: str = "NULL") -> str:
