@@ -115,6 +115,7 @@ def ask(
     con, generation = shared_connection_at(store)
     rows = AsOf(StorePatientRows(con.cursor(), patient_id or "", cache=row_cache.SHARED, generation=generation),
                 moment)
+    moment = rows.local_now()  # the same instant on the record's clock: "today", "on Monday" are its local days
     if patient_id is not None and not rows.rows("patient"):
         if (database := relational.database_for(store.db, patient_id)) is not None:
             return _ask_relational(question, patient_id, moment, database, model)
