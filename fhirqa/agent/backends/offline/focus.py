@@ -37,6 +37,7 @@ class _Vocabulary:
     anaphors: re.Pattern[str]
     preambles: re.Pattern[str]
     abbreviations: frozenset[str]
+    topic: re.Pattern[str] | None
 
 
 @functools.lru_cache(maxsize=1)
@@ -60,6 +61,8 @@ def _vocabulary() -> _Vocabulary:
         any_of(data["anaphors"]),
         any_of(data["preambles"]),
         frozenset(w.lower() for w in data["abbreviations"]),
+        re.compile(r"^\s*(?:" + "|".join(re.escape(w) for w in sorted(data["topic_leads"], key=len, reverse=True)) + r")(?!\w)[^,;?]*,\s*",
+                   re.IGNORECASE) if data.get("topic_leads") else None,
     )
 
 
@@ -103,6 +106,11 @@ def focus(question: str) -> str | None:
 
 def _request(question: str) -> str | None:
     vocab = _vocabulary()
+    if vocab.topic is not None and (topic := vocab.topic.match(question)):
+        # "When it comes to colon cancer screening, has she had a colonoscopy?": the topic opens, the request asks
+        request = question[topic.end():].strip()
+        if _is_request(request, vocab) and not _names_nothing(request, vocab) and len(_words(request)) >= vocab.min_request_words:
+            return request
     clauses: list[str] = []
     start, after_stop = 0, False
     text = question.strip()

@@ -206,9 +206,11 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     text = re.sub(r"\s+", " ", text).strip()
     for phrase, means in _aggregate_terms():
         text = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", means, text)  # "Tmax" = max temperature
+    for phrase, means in _lay_items():
+        text = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", means, text)  # "how heavy was she" = her weight
     pq = ParsedQuestion(text=question, now=now)
     text, pq.yes_no = _strip_frames(text)
-    text = _respell(text)
+    text = _respell(text, _proper_names(question))
     text, pq.unit_asked, unit_last = _unit_question(text)
     text, pq.unit = _asked_unit(text)
     text, counted = _amount_in_unit(text)
@@ -284,8 +286,13 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         rest, term = named  # "last HR": the last heart rate, not the last hour
         pq.notes.append(f"'{term}' read as the item, not as a time unit")
         time_match = find_window(rest, now)
-    if time_match and time_match.window.anchor == "admission" and not _has_item(rest[: time_match.start] + " " + rest[time_match.end :]):
-        time_match = None  # "date of this admission?": the stay itself is the question
+    if time_match and (time_match.window.anchor == "admission" or time_match.kind == "admission") \
+            and not _has_item(rest[: time_match.start] + " " + rest[time_match.end :]):
+        time_match = None  # "date of this admission?", "last admission?": the stay itself is the question
+    stay = time_match.window.event if time_match and time_match.window.event else None
+    if time_match and (time_match.kind == "admission" or (stay and stay.event == "stay" and stay.relation == "during")) \
+            and _stay_event(rest) is not None:
+        time_match = None  # "when did her last hospitalization end?": the stay's end is asked, not a time in it
     if time_match:
         pq.window = time_match.window
         rest = rest[: time_match.start] + " " + rest[time_match.end :]
@@ -320,6 +327,11 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
                    "microgram": "mcg"}.get(asked_in.group(1), asked_in.group(1))
     pq.entity = "" if pq.stay_event else _written_case(_entity(rest, pq), question)
     pq.lexicon_views = _lexicon_views(pq.entity)
+    _history_check(pq, rest.strip())
+    _event_date(pq, rest)
+    if pq.intent == "age" and pq.encounter_class:
+        # "how old was he when admitted": the age at the start of the latest stay ("first admission": the first)
+        pq.position = "first" if re.search(r"\b(?:first|initial|earliest|1st)\b", rest) else "last"
     if pq.med_kind is None and not ordered and "medication" in pq.lexicon_views and re.search(rf"\b(?:{_given_words('get_verbs')})\b", rest):
         pq.med_kind = "administration"  # "did she get Zosyn?": its doses (for a drug only: "did she get an MRI" is none)
     if unit_last and "medication" in pq.lexicon_views:
@@ -415,6 +427,9 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         # "how old was she when diagnosed with X", "age at X diagnosis": the age at an event
         at_event = re.search(r"\b(?:when|at (?:the time of|her|his|their|the)?|at)\b.*\b(?:diagnos\w*|dx\S*|had|got|started|began|underw\w*|received|was given)\b|"
                              r"\bage (?:at|of)\b(?! death)|\bat what age\b", text)
+        death = _death_words()
+        if death is not None and death.search(text):
+            at_event = None  # "at what age did she die": the age question answers it (to the death)
         pq.intent = "age_at" if at_event else "age"
         pq.position = "first"
         return
@@ -465,8 +480,11 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         pq.intent = "time_since"
         pq.time_unit = _unit_word(text) or "days"
         return
+    # "when her K was last drawn, what did it come back as?": a clause that opens with "when" and is followed by
+    # the question places it in time; the question asks the value
+    asked = re.sub(r"^when\b[^,?]*,\s*(?=(?:what|what's|whats|which|how)\b)", "", text)
     if re.search(r"^(?:when|on what (?:date|day)|what (?:date|day)|which (?:date|day))\b|\bwhen\b|\bon what (?:date|day)\b|\bwhat time\b|"
-                 r"(?<!to )\bdates?\b(?! (?:of birth|range))", text):
+                 r"(?<!to )\bdates?\b(?! (?:of birth|range))", asked):
         pq.intent = "time_of"
         return
     if re.search(r"^(?:(?:the|her|his|my|their|(?:the )?(?:patient|pt)'?s)\s+)?(?:home\s+|current\s+|active\s+)?(?:meds|medications|med list|rx)\s+"
@@ -505,8 +523,9 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
                  r"^(?:\S+\s+)?(?:meds|medications|rx)\s+(?:right\s+)?(?:now|currently|today|at present)$", text):
         _active_list(pq, "medication")
         return
-    active = re.search(r"\b(?:active|current|ongoing|present)\s+(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions?|allergies|drugs)\b|"
-                       r"\b(?:what|which|list)\b.*\b(conditions?|problems?|diagnos[ie]s|medications?|meds|drugs|allergies)\b.*\b(?:active|currently|taking|on|have|has|had)\b", text)
+    # "active medical conditions", "which of her prescriptions are still active?"
+    active = re.search(r"\b(?:active|current|ongoing|present)\s+(?:(?:medical|health|chronic|clinical)\s+)?(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions?|allergies|drugs)\b|"
+                       r"\b(?:what|which|list)\b.*\b(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions|drugs|allergies)\b.*\b(?:active|currently|taking|on|have|has|had)\b", text)
     if active and not re.search(r"\bhow many\b", text):
         kind = (active.group(1) or active.group(2) or "").rstrip("s")
         pq.intent = "active_list"
@@ -796,8 +815,14 @@ def _lexicon_views(entity: str) -> list[str]:
         return []
     # only readings of the whole phrase: "depression screening" is not a diagnosis because "depression" is
     whole = " ".join(entity.lower().split())
-    return list(dict.fromkeys(str(getattr(e, "view", "")) for e in lexicon.expand(entity)
-                              if getattr(e, "view", None) and getattr(e, "matched", whole) in (whole, whole.rstrip("s"))))
+    views = list(dict.fromkeys(str(getattr(e, "view", "")) for e in lexicon.expand(entity)
+                               if getattr(e, "view", None) and getattr(e, "matched", whole) in (whole, whole.rstrip("s"))))
+    parts = whole.split("/")
+    if not views and len(parts) > 1 and " " not in whole and all(len(p) > 1 for p in parts):
+        # "Td/Tdap": alternatives of one kind are in the views every one of them is in
+        each = [_lexicon_views(p) for p in parts]
+        views = [v for v in each[0] if all(v in other for other in each[1:])]
+    return views
 
 
 _UNIT_WORDS = r"(?:mg|mcg|micrograms?|milligrams?|g|grams?|kg|units?|ml|mls|iu|meq|mmol)"
@@ -805,6 +830,8 @@ _UNIT_WORDS = r"(?:mg|mcg|micrograms?|milligrams?|g|grams?|kg|units?|ml|mls|iu|m
 
 def _entity(text: str, pq: ParsedQuestion) -> str:
     text = re.sub(_PERSPECTIVE, " ", text)
+    if (result_words := _result_phrases()) is not None:
+        text = result_words.sub(" ", text)  # "what did it come back as": the frame, not the item
     if pq.category:
         text = re.sub(r"\b(?:blood ?work|blood tests?|labs?|lab work|lab tests?|lab results?)\b", " ", text)
     for term in _protected_terms():
@@ -828,6 +855,9 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
         kept = [w for w in words if w not in _STOP and not re.fullmatch(
             r"inpatient|ip|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|hospitali[sz]\w*|hospital|"
             r"admit(?:s|ted)?|admissions?|stays?|wellness|virtual|urgent|care|room|visits?|encounters?", w)]
+    half = len(kept) // 2
+    if kept and len(kept) % 2 == 0 and kept[:half] == kept[half:]:
+        kept = kept[:half]  # "sugar control at the last A1c" read as "a1c … a1c": one item named twice
     return " ".join(kept)
 
 
@@ -914,21 +944,26 @@ def _stay_frame(pq: ParsedQuestion, text: str) -> None:
     a note. Length questions become ``stay_length``; discharge questions keep a date / time-since / count / yes-no
     intent (a date by default) and are answered from the stay's end.
     """
-    hits = [(event, m) for event, pattern in _stay_patterns() if (m := pattern.search(text))]
-    if not hits:
+    event = _stay_event(text)
+    if event is None:
         return
-    left = text
-    for _, pattern in _stay_patterns():
-        left = pattern.sub(" ", left)
-    left = re.sub(rf"\b(?:{_CLASS_WORDS})\b", " ", _STAY_WORDS.sub(" ", left))
-    if _has_item(left):
-        return
-    event = hits[0][0]
     pq.stay_event, pq.entity = event, ""
     if event == "length":
         pq.intent, pq.time_unit = "stay_length", _unit_word(text) or "days"
     elif pq.intent not in ("time_of", "time_since", "count", "exists"):
         pq.intent = "time_of"
+
+
+def _stay_event(text: str) -> str | None:
+    """"discharge" or "length" when the words ask about a stay's end or length and name nothing else, else None."""
+    hits = [event for event, pattern in _stay_patterns() if pattern.search(text)]
+    if not hits:
+        return None
+    left = text
+    for _, pattern in _stay_patterns():
+        left = pattern.sub(" ", left)
+    left = re.sub(rf"\b(?:{_CLASS_WORDS})\b", " ", _STAY_WORDS.sub(" ", left))
+    return None if _has_item(left) else hits[0]
 
 
 def _counts_visits(text: str) -> bool:
@@ -1035,9 +1070,10 @@ def _spelling_index() -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
     phrases += lexicon.data["encounters"].get("stay_events", {}).get("words", []) if lexicon else []
     words = {w for phrase in phrases for w in re.findall(r"[a-z]+", phrase.lower())}
     words |= {w[:-1] for w in words if w.endswith("s") and not w.endswith("ss")}  # matched against singular stems
-    known = frozenset(known_words | words | _STOP)
+    frame = _frame_words()
+    known = frozenset(known_words | words | _STOP | frame.targets | frame.real)
     index: dict[str, set[str]] = {}
-    for word in words:
+    for word in words | {w for w in frame.targets if len(w) >= 5}:
         if len(word) >= 5:
             for variant in {word} | {word[:i] + word[i + 1 :] for i in range(len(word))}:
                 index.setdefault(variant, set()).add(word)
@@ -1055,18 +1091,26 @@ def _one_edit(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
-def _respell(text: str) -> str:
-    """Words of 5+ letters the lexicon does not know, respelt as the one lexicon word one typing slip away.
+def _proper_names(question: str) -> frozenset[str]:
+    """Words capitalised inside a sentence ("find Trey Berge", "is Mary on a statin"): names, never respelt."""
+    return frozenset(w.lower() for w in re.findall(r"(?<=[a-z0-9,] )[A-Z][a-z]+\b", question))
+
+
+def _respell(text: str, proper: frozenset[str] = frozenset()) -> str:
+    """Words of 5+ letters the lexicon does not know, respelt as the one lexicon or frame word one typing slip away.
 
     Only when exactly one word is that close and it begins with the same letter ("wieght" → weight, "platlets" →
-    platelets); any other word is left alone (a drug name the lexicon lacks stays as written).
+    platelets, "durign" → during); any other word is left alone (a drug name the lexicon lacks stays as written).
+    Shorter words are respelt as frame words only (:func:`_respell_short`).
     """
     known, index = _spelling_index()
 
     def fix(m: re.Match[str]) -> str:
         word = m.group(0)
-        if len(word) < 5 or word in known or word.rstrip("s") in known:
+        if word in known or word.rstrip("s") in known or len(word) < 2 or word in proper:
             return word
+        if len(word) < 5:
+            return _respell_short(word)
         # the lexicon's words are singular: "platlets" is looked up as "platlet", and keeps its "s"
         stem, plural = (word[:-1], "s") if word.endswith("s") and not word.endswith("ss") else (word, "")
         near = {c for variant in {stem} | {stem[:i] + stem[i + 1 :] for i in range(len(stem))}
@@ -1074,3 +1118,96 @@ def _respell(text: str) -> str:
         return near.pop() + plural if len(near) == 1 else word
 
     return re.sub(r"(?<![\w/-])[a-z]+(?![\w/-])", fix, text)
+
+
+@dataclass(frozen=True)
+class _FrameWords:
+    targets: frozenset[str]  # words of a question's frame a slip may be respelt as
+    real: frozenset[str]  # English words a slip away from a frame word that mean something else
+
+
+@lru_cache(maxsize=1)
+def _question_words() -> dict[str, Any]:
+    """``lexicon/question_words.json``: words and phrasings of a question's frame (see its description)."""
+    from fhirqa.project import data_dir
+
+    try:
+        return dict(json.loads((data_dir("lexicon") / "question_words.json").read_text("utf-8")))
+    except (OSError, ValueError):  # the parser works without it, only less well
+        return {}
+
+
+@lru_cache(maxsize=1)
+def _frame_words() -> _FrameWords:
+    """The frame words a typing slip is respelt as, and the real words never respelt."""
+    data = _question_words()
+    return _FrameWords(frozenset(data.get("frame_words", [])), frozenset(data.get("real_words", [])))
+
+
+def _words_pattern(key: str, field: str) -> re.Pattern[str] | None:
+    """Whole words or phrases of ``question_words.json`` ``key``/``field`` as one pattern (None when absent)."""
+    words = (_question_words().get(key) or {}).get(field)
+    return re.compile(rf"(?<![\w/])(?:{_alternation(words)})(?![\w/])") if words else None
+
+
+@lru_cache(maxsize=1)
+def _lay_items() -> tuple[tuple[str, str], ...]:
+    """(phrase, means) of ``question_words.json`` ``lay_items``, longest phrase first."""
+    entries = (_question_words().get("lay_items") or {}).get("entries", [])
+    return tuple(sorted(((e["phrase"].lower(), e["means"]) for e in entries), key=lambda pm: len(pm[0]), reverse=True))
+
+
+@lru_cache(maxsize=1)
+def _death_words() -> re.Pattern[str] | None:
+    return _words_pattern("death_words", "words")
+
+
+@lru_cache(maxsize=1)
+def _result_phrases() -> re.Pattern[str] | None:
+    return _words_pattern("result_phrases", "phrases")
+
+
+def _history_check(pq: ParsedQuestion, text: str) -> None:
+    """"hx COPD?", "h/o CAD?", "prior colonoscopy?": whether the history holds a diagnosis, procedure, vaccine or
+    allergy (``question_words.json`` ``history_leads``); "prior A1c?" still asks for a value."""
+    words = _question_words().get("history_leads") or {}
+    leads = words.get("leads")
+    if pq.intent != "value" or not leads or pq.unit_asked:
+        return
+    lead = re.match(rf"^(?:{_alternation(leads)})(?![\w/])\s*(?:of\s+)?", text)
+    if lead is None:
+        return
+    entity = re.sub(rf"^(?:(?:{_alternation(leads)})(?![\w/])\s*(?:of\s+)?)+", "", pq.entity).strip()
+    views = _lexicon_views(entity)
+    if views[:1] and views[0] in words.get("views", []):
+        pq.intent, pq.entity, pq.lexicon_views = "exists", entity, views
+
+
+def _event_date(pq: ParsedQuestion, text: str) -> None:
+    """"last flu shot?", "last Td/Tdap?": the first or last record of a kind that carries no value asks for its date
+    (``question_words.json`` ``event_date``), unless a word asks for its name ("what was her last vaccine")."""
+    words = _question_words().get("event_date") or {}
+    if pq.intent != "value" or pq.unit_asked or pq.yes_no or pq.window is not None or not pq.lexicon_views[:1] \
+            or pq.lexicon_views[0] not in words.get("views", []):
+        return
+    if not re.search(r"\b(?:last|latest|most recent|recent|first|earliest|initial|1st)\b", text):
+        return
+    names = words.get("name_words")
+    if names and re.search(rf"\b(?:{_alternation(names)})\b", text):
+        return
+    pq.intent = "time_of"
+
+
+def _respell_short(word: str) -> str:
+    """A word of 2-4 letters nothing knows, as the one frame word it is a slip of ("stey" → stay, "hav" → have,
+    "hw" → how), else as written. Four letters: one edit from a frame word of 4+ letters; two or three: a frame
+    word with one letter (never the first) dropped, since a short word one substitution away from another is as
+    likely a word of its own. Only the frame is respelt here: a short clinical word ("hgb", "inr") is left to the
+    resolver, which knows the patient's own items."""
+    targets = _frame_words().targets
+    if len(word) == 4:
+        near = {t for t in targets if len(t) >= 4 and t[0] == word[0] and _one_edit(word, t)}
+    else:
+        near = {t for t in targets if len(t) == len(word) + 1 and t[0] == word[0]
+                and any(t[:i] + t[i + 1 :] == word for i in range(1, len(t)))}
+    return near.pop() if len(near) == 1 else word

@@ -415,6 +415,9 @@ class Scope:
 
 
 NUMERIC_INTENTS = {"value", "aggregate", "change", "trend", "threshold", "after_drug"}
+# Intents that compute over values (an extreme, a mean, a crossing, a direction): a view without a value field
+# (encounters) cannot answer them
+VALUED_INTENTS = frozenset({"aggregate", "change", "trend", "threshold"})
 
 
 def encounter_records(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tuple[str, dict[str, Any]] | None]:
@@ -425,6 +428,13 @@ def encounter_records(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tup
         typed = yield from find_records(pq, views=["encounter"])
         if typed is not None:
             return typed
+        if pq.intent in VALUED_INTENTS:
+            # "lowest SpO2 last admit": an extreme, threshold or trend needs values, which encounters do not carry;
+            # an item another view holds is the question (the stay word only places it)
+            others = [v for v in pq.views if v != "encounter"]
+            valued = yield from find_records(pq, views=others) if others else None
+            if valued is not None:
+                return valued
         pq.entity = ""  # "trip to the ER": the class is the whole question
     found = yield ("get_resources", {"view": "encounter"})
     if not found.get("count"):
@@ -1307,12 +1317,30 @@ def plan_age(pq: ParsedQuestion) -> Plan:
     if not row.get("birth_date"):
         yield final([], "The record has no birth date.", status="no-data")
         return
+    if pq.encounter_class:
+        yield from _age_at_encounter(pq, row)
+        return
     args: dict[str, Any] = {"start": row["birth_date"], "unit": "years"}
     if row.get("deceased_time"):
         args["end"] = row["deceased_time"]
     age = yield ("calculate_time_offset", args)
     died = f" at death on {_day(row['deceased_time'])}" if row.get("deceased_time") else ""
     yield final([age["value"]], f"{row.get('name', 'The patient')} is {age['value']} years old{died} (born {row['birth_date']}).", unit="years")
+
+
+def _age_at_encounter(pq: ParsedQuestion, person: dict[str, Any]) -> Plan:
+    """"How old was he when admitted?": completed years at the start of the latest (first) encounter of the class
+    the question names, as the SQL path answers it."""
+    found = yield from encounter_records(pq)
+    if found is None or not found[1].get("count"):
+        yield final([], f"The record has no {_class_label(pq)} encounters.", status="no-data")
+        return
+    row = _row((yield ("get_by_index", {"records": found[1]["handle"], "index": 0 if pq.position == "first" else -1})))
+    when = _row_time(row)
+    age = yield ("calculate_time_offset", {"start": person["birth_date"], "end": when, "unit": "years"})
+    which = "first" if pq.position == "first" else "latest"
+    yield final([age["value"]], f"{age['value']} years old at the {which} {_class_label(pq)} encounter on {_day(when)} "
+                f"(born {person['birth_date']}).", unit="years")
 
 
 def plan_demographic(pq: ParsedQuestion) -> Plan:

@@ -219,8 +219,8 @@ def _amount(text: str) -> int:
 
 
 _RELATIVE = re.compile(
-    rf"\b(?:in|over|during|within|for|from)?\s*(?:the\s+)?(?:last|past|previous|prior|preceding)\s+(?:{_AMOUNT}\s*)?{_UNIT}\b"
-)
+    rf"\b(?:in|over|during|within|for|from)?\s*(?:the\s+)?(?:last|past|previous|prior|preceding)\s+(?:{_AMOUNT}\s*)?{_UNIT}\b(?!/)"
+)  # "last d/c" is a discharge, not the last day
 _AGO = re.compile(rf"\b{_AMOUNT}\s+{_UNIT}\s+ago\b")
 _BETWEEN = re.compile(
     rf"(?:\b(?:between|from)\s+(?:the\s+)?)?(?<![\w/-])(?P<a>{DATE})\s*(?:and|to|until|till|through|thru|vs\.?|versus|-|->|→|–)\s*"
@@ -235,9 +235,15 @@ _BARE_DATE = re.compile(rf"(?P<a>{DATE})")
 _ANY_YEAR = r"(?P<y>\d{4})(?!\d|[,.:/-]\d)(?!\s*(?:mg|mcg|g|kg|units?|u|iu|ml|cc|%|meq|mmol|lbs?|pounds|cm|hrs?|hours?|h)\b)"
 _YEAR_IN = re.compile(rf"\b(?P<word>in|during|for|throughout|within|as of|since|after|from|before|prior to|until)\s+(?:the\s+)?(?:year\s+)?{_ANY_YEAR}")
 _THIS = re.compile(r"\b(?:this|the current)\s+(year|yr|month|mo|mth|week|wk)\b")
+# "during her last admission", "first K of her last admission", and in shorthand with no preposition at all
+# ("lowest SpO2 last admit", "Cr at admit last admission"); "current" needs its preposition ("current admission"
+# alone is this admission, read below)
+_LAST_STAY_NOUN = r"(?:hospital admission|admission|admit|hospitali[sz]ation|hospital stay|inpatient stay|stay|hospital visit)"
 _LAST_ADMISSION = re.compile(
-    r"\b(?:during|in|on|over|throughout|for)\s+(?:the\s+|her\s+|his\s+|my\s+|their\s+)?(?:last|latest|most recent|recent|current)\s+"
-    r"(?:admission|hospitali[sz]ation|hospital stay|inpatient stay|stay|hospital visit)\b"
+    r"\b(?:during|in|on|over|throughout|for|of)\s+(?:the\s+|her\s+|his\s+|my\s+|their\s+)?(?:(?:patient|pt)(?:'s)?\s+)?"
+    rf"(?:last|latest|most recent|recent|current)\s+{_LAST_STAY_NOUN}\b"
+    r"|(?<![\w-])(?:(?:the|her|his|my|their)\s+)?(?:(?:patient|pt)(?:'s)?\s+)?(?:last|latest|most recent)\s+"
+    rf"{_LAST_STAY_NOUN}\b"
 )
 
 # The stay the patient is in now (or the latest one): "this admission", "since admit", "since she came in",
@@ -363,7 +369,7 @@ def _alt(words: Any) -> str:
     return "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True)) + ")"
 
 
-_POSS = r"(?:(?:her|his|their|the|my|pt's|patient's)\s+)?"
+_POSS = r"(?:(?:her|his|their|the|my|pt's|patient's)\s+)?(?:(?:patient|pt)(?:'s)?\s+)?"  # "the patient last stay": a name read out
 
 
 @lru_cache(maxsize=1)
