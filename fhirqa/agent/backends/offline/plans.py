@@ -432,7 +432,7 @@ def encounter_records(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tup
             # "lowest SpO2 last admit": an extreme, threshold or trend needs values, which encounters do not carry;
             # an item another view holds is the question (the stay word only places it)
             others = [v for v in pq.views if v != "encounter"]
-            valued = yield from find_records(pq, views=others) if others else None
+            valued = (yield from find_records(pq, views=others)) if others else None
             if valued is not None:
                 return valued
         pq.entity = ""  # "trip to the ER": the class is the whole question
