@@ -8,7 +8,7 @@ the end of the run). Skipped with the reason when Chromium, chromedriver or Sele
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,13 @@ def api_answer(server: Any, token: str, patient: str, question: str) -> dict[str
 
 
 def shown_time(iso: str | None) -> str:
-    """How the page writes a time: UTC, minutes."""
+    """How the page writes a time: as the record wrote it (its wall clock to the minute, then its offset)."""
     if not iso:
         return "—"
-    return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    offset = moment.strftime("%z")
+    zone = " UTC" if offset == "+0000" else f" {offset[:3]}:{offset[3:]}" if offset else ""
+    return moment.strftime("%Y-%m-%d %H:%M") + zone
 
 
 def assert_evidence_matches(page: Page, answer: dict[str, Any], patient: str) -> list[dict[str, str]]:

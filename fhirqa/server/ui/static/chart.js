@@ -21,14 +21,18 @@ function s(tag, attrs = {}, ...children) {
   return node;
 }
 
-/** Milliseconds since the epoch for an ISO string (null when missing or unparsable). */
+/** Milliseconds since the epoch for an ISO string (null when missing or unparsable). A time written without an
+ * offset (a calendar bound of a window, which the engine reads on each record's own clock) is taken as UTC, not as
+ * the browser's zone: the chart's axis is UTC, its labels and tables show each time as recorded. */
 export function parseTime(iso) {
   if (!iso) return null;
-  const ms = Date.parse(iso);
+  const text = String(iso);
+  const floating = /^\d{4}-\d{2}-\d{2}T[\d:.]+$/.test(text);
+  const ms = Date.parse(floating ? `${text}Z` : text);
   return Number.isNaN(ms) ? null : ms;
 }
 
-/** `YYYY-MM-DD` in UTC: the store's times are UTC, and so is every label on the page. */
+/** `YYYY-MM-DD` in UTC, the chart axis's day. */
 export function isoDay(ms) {
   return new Date(ms).toISOString().slice(0, 10);
 }

@@ -113,7 +113,7 @@ function detailContent(entities, indices, patientId, noteText) {
       rows.length
         ? h('div', { class: 'table-wrap' }, h('table', { class: 'evidence compared' },
           h('caption', { class: 'small' }, `Record rows compared (${rows.length})`),
-          h('thead', {}, h('tr', {}, ...['Time (UTC)', 'Item', 'Value', 'Unit', 'Source'].map((t) => h('th', { scope: 'col' }, t)))),
+          h('thead', {}, h('tr', {}, ...['Time (as recorded)', 'Item', 'Value', 'Unit', 'Source'].map((t) => h('th', { scope: 'col' }, t)))),
           h('tbody', {}, ...rows.map((row) => {
             const c = rowCells(row);
             return h('tr', { 'data-ref': row.ref || '' },

@@ -28,12 +28,16 @@ export function show(node, visible = true) {
   node.hidden = !visible;
 }
 
-/** `2026-04-02 13:55` from an ISO time, in UTC like the store; '' when missing. */
+const WRITTEN = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::[\d.]+)?(Z|[+-]\d{2}:\d{2})?$/;
+
+/** A time as the record wrote it: `2026-04-02 08:55 -05:00` (its own clock and offset; `UTC` for Z, nothing for
+ * a time written without one); the day is the record's local day, as the answers read it. '' when missing. */
 export function fmtTime(iso) {
   if (!iso) return '';
-  const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) return String(iso);
-  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+  const m = WRITTEN.exec(String(iso));
+  if (!m) return String(iso);
+  const zone = m[3] === 'Z' || m[3] === '+00:00' ? ' UTC' : m[3] ? ` ${m[3]}` : '';
+  return `${m[1]} ${m[2]}${zone}`;
 }
 
 /** `2026-04-02` from an ISO date or time; '' when missing. */

@@ -69,7 +69,7 @@ export function answerValues(answer) {
 export function evidenceRows(evidence, base, patientId) {
   // data-label: narrow screens show each row as a card with the column names (see style.css).
   return evidence.map((row) => h('tr', { 'data-ref': row.ref },
-    h('td', { class: 'c-time', 'data-label': 'Time (UTC)' }, h('time', { datetime: row.time || '' }, fmtTime(row.time) || '—')),
+    h('td', { class: 'c-time', 'data-label': 'Time (as recorded)' }, h('time', { datetime: row.time || '' }, fmtTime(row.time) || '—')),
     h('td', { class: 'c-item', 'data-label': 'Item' }, row.label || row.field || '—'),
     h('td', { class: 'c-value', 'data-label': 'Value' }, fmtValue(row.value)),
     h('td', { class: 'c-unit', 'data-label': 'Unit' }, row.unit || ''),
@@ -114,6 +114,6 @@ export function planContent(trace) {
   const calls = trace.tool_calls || [];
   parts.push(calls.length ? h('ol', { class: 'tool-calls', id: 'tool-calls' }, calls.map(toolCall))
     : h('p', { class: 'muted' }, 'No tool calls.'));
-  if (trace.now) parts.push(h('p', { class: 'muted' }, `Answered as of ${fmtTime(trace.now)} UTC.`));
+  if (trace.now) parts.push(h('p', { class: 'muted' }, `Answered as of ${fmtTime(trace.now)}.`));
   return parts;
 }
