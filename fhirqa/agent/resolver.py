@@ -8,9 +8,11 @@ names come back as candidates so the caller can say what the record does hold.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Any
 
 from fhirqa.agent.tools.base import Resolution
 
@@ -44,8 +46,19 @@ def tokens(text: str) -> list[str]:
             token = token[:-3] + "y"  # polypectomies → polypectomy
         elif len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
             token = token[:-1]
-        out.append(token)
+        out.append(_spellings().get(token, token))  # "mould" = "mold"
     return out
+
+
+@lru_cache(maxsize=1)
+def _spellings() -> dict[str, str]:
+    """One spelling for British and American forms of a word (lexicon/spellings.json)."""
+    from fhirqa.project import data_dir
+
+    try:
+        return dict(json.loads((data_dir("lexicon") / "spellings.json").read_text("utf-8")).get("variants", {}))
+    except FileNotFoundError:
+        return {}
 
 
 @lru_cache(maxsize=4096)
@@ -86,7 +99,9 @@ def dice(a: str, b: str) -> float:
 
 
 def _phrase_tokens(phrase: str) -> list[str]:
-    return [t for t in tokens(phrase) if t not in _FILLER]
+    words = tokens(phrase)
+    # a letter after a name is part of it ("hep a", "vitamin a"), not the article: "hep a" must not be "Hep B"
+    return [t for i, t in enumerate(words) if t not in _FILLER or (len(t) == 1 and i > 0 and words[i - 1] not in _FILLER)]
 
 
 # Word endings that change a word's form, not its meaning ("suturing" = "suture", "vaccination" = "vaccine",
@@ -143,7 +158,27 @@ class ConceptResolver:
         self.lexicon = lexicon if lexicon is not None else _default_lexicon()
 
     def __call__(self, view: str, phrase: str, names: list[str]) -> Resolution:
+        # a phrase the lexicon knows whole ("urine microalbumin") already names its specimen by code
+        known_whole = any(len(str(getattr(e, "matched", "")).split()) >= len(phrase.split()) for e in self._expand(phrase))
+        if view == "observation" and not known_whole:
+            specimen = _specimen(phrase, names)
+            if specimen is not None:  # "UA glucose": a urine item only; "urinalysis": every urine item
+                narrowed, kept, whole = specimen
+                if whole:
+                    return Resolution(kept, [], how="specimen")
+                resolution = self._resolve(view, narrowed, kept)
+                if not resolution.matched:
+                    # the lexicon may know the analyte with its specimen ("urine microalbumin creatinine ratio": an alias
+                    # holding "urine"), by code; a term found without it ("UA protein" -> serum protein) is not one
+                    spoken = any(_specimen(str(getattr(e, "matched", "")), []) is not None for e in self._expand(phrase))
+                    coded = self._resolve(view, phrase, names) if spoken else None
+                    if coded is not None and coded.how.startswith(("lexicon-code", "code")):
+                        return coded
+                    return Resolution([], kept[:5], how="specimen")
+                phrase, names = narrowed, kept
         resolution = self._resolve(view, phrase, names)
+        if view == "observation" and len(resolution.matched) > 1:
+            resolution.matched = _by_property(phrase, resolution.matched)
         # A panel (blood pressure) carries no value of its own: it means its components.
         children = self.children_of(view)
         if resolution.matched and any(children.get(n) for n in resolution.matched):
@@ -333,6 +368,50 @@ def _closest_term(lexicon: object, phrase: str) -> str | None:
         except AttributeError:
             return None
     return _closest_term_cached(terms, phrase)
+
+
+@lru_cache(maxsize=1)
+def _specimen_data() -> dict[str, Any]:
+    from fhirqa.project import data_dir
+
+    try:
+        return json.loads((data_dir("lexicon") / "item_groups.json").read_text("utf-8"))
+    except FileNotFoundError:
+        return {}
+
+
+def _word_pattern(word: str) -> str:
+    return rf"(?<![\w/]){re.escape(word)}(?![\w/])"
+
+
+def _specimen(phrase: str, names: list[str]) -> tuple[str, list[str], bool] | None:
+    """A phrase naming a group of results, a specimen or a kind of test (lexicon/item_groups.json): (the phrase with
+    the group's own word, the names of that group, whether the group is all it names); None when it names none."""
+    lowered = phrase.lower()
+    for specimen, spec in (_specimen_data().get("groups") or {}).items():
+        words = sorted(spec.get("words", []), key=len, reverse=True)
+        if not any(re.search(_word_pattern(w), lowered) for w in words):
+            continue
+        rest = lowered
+        for word in words:
+            rest = re.sub(_word_pattern(word), " ", rest)
+        aliases = spec.get("aliases") or {}
+        rest_words = [aliases.get(w, w) for w in rest.split()]
+        kept = [n for n in names if re.search(spec["name_pattern"], n, re.IGNORECASE)]
+        remaining = [w for w in rest_words if w not in _FILLER and w not in spec.get("filler", [])]
+        rest_words = [w for w in rest_words if w not in spec.get("filler", [])]
+        return " ".join([specimen, *rest_words]).strip(), kept, not remaining
+    return None
+
+
+def _by_property(phrase: str, matched: list[str]) -> list[str]:
+    """Of several matched items, those of the property the phrase names ("glucose presence": the coded result)."""
+    lowered = phrase.lower()
+    for spec in (_specimen_data().get("properties") or {}).values():
+        if any(re.search(_word_pattern(w), lowered) for w in spec.get("words", [])):
+            kept = [n for n in matched if re.search(spec["name_pattern"], n, re.IGNORECASE)]
+            return kept or matched
+    return matched
 
 
 def _default_lexicon() -> object | None:
