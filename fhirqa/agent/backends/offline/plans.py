@@ -14,8 +14,11 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
+from fhirqa.agent.backends.offline.records_plan import plan_records
+from fhirqa.agent.backends.offline.records_plan import route as record_route
 from fhirqa.agent.backends.offline.timephrases import Anchor, Window, anchor_words
 from fhirqa.agent.catalog import UnknownView, view_info
 from fhirqa.agent.resolver import core_name
@@ -448,6 +451,10 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
     numeric = pq.intent in NUMERIC_INTENTS
     found = (yield from encounter_records(pq)) or (
         yield from find_records(pq, numeric=numeric or None, category=pq.category if not pq.entity else None))
+    if found is None and pq.intent == "value" and pq.entity and not pq.unit:
+        # "latest HIV status", "UA blood?": a result written as text or a coded answer ("not HIV positive"),
+        # looked for among results only (a drug or problem name is no value)
+        found = yield from find_records(pq, views=["observation"])
     if found is None:
         from_notes = yield from notes_answer(pq)
         return from_notes or _no_match(pq, what)
@@ -468,6 +475,15 @@ def plan(pq: ParsedQuestion) -> Plan:
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
         return
+    # a visit's note named ("was imaging mentioned in the Jan 7 note?") is a question about the note, not the records
+    routed = record_route(pq) if note_visit(pq) is None and note_value(pq) is None else None
+    if routed is not None:  # care plans, goals, imaging: records whose parts are rows (a plan is one ref)
+        if (yield from plan_records(pq, routed)):
+            return
+    state = state_question(pq)
+    if state is not None:  # "current smoker?": the latest coded status's value, not that one is charted
+        if (yield from plan_state(pq, state)):
+            return
     planner = plan_stay if pq.stay_event else _PLANS.get(pq.intent, plan_value)
     at_note = note_value(pq)
     if at_note is not None:  # "K per the 11/8/2024 H&P?": that note's value, no-data when it does not state it
@@ -1437,7 +1453,15 @@ def plan_lookup(pq: ParsedQuestion) -> Plan:
 
 
 def plan_note_finding(pq: ParsedQuestion) -> Plan:
-    """Symptoms, complaints and what was documented: answered from the notes, quoted."""
+    """Symptoms, complaints and what was documented: answered from the notes, quoted.
+
+    A number to compare with ("ever reported pain above 5/10?") is a threshold on a charted item when the record
+    holds its values: the notes answer only what the tables do not."""
+    if pq.comparison is not None and pq.entity:
+        charted = yield from find_records(pq, views=["observation"], numeric=True)
+        if charted is not None and charted[1].get("count"):
+            yield from plan_threshold(pq)
+            return
     from_notes = yield from notes_answer(pq)
     if from_notes is not None:
         yield from_notes
