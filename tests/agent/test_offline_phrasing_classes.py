@@ -23,7 +23,7 @@ import pytest
 
 from fhirqa.agent.backends.offline import OfflineBackend
 from fhirqa.agent.backends.offline.focus import focus
-from fhirqa.agent.backends.offline.parser import _proper_names, _respell, parse
+from fhirqa.agent.backends.offline.parser import _proper_names, _respell, _typing_slip, parse
 from fhirqa.agent.composer import compose
 from fhirqa.agent.resolver import ConceptResolver
 from fhirqa.agent.tools import tool_specs
@@ -119,9 +119,19 @@ def test_a_slip_in_a_frame_word_is_respelt(typed: str, read: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["feeling weak this week", "how long was he in for", "resp rate in may 2024",
-                                  "any cold sores", "is it him"])
+                                  "any cold sores", "is it him", "what did she say", "log of doses", "a skill",
+                                  "timed doses", "dated notes"])
 def test_real_words_near_a_frame_word_are_kept(text: str) -> None:
     assert _respell(text) == text
+
+
+@pytest.mark.parametrize(("typed", "word", "short", "slip"), [
+    ("durign", "during", False, True), ("durring", "during", False, True), ("curent", "current", False, True),
+    ("takin", "taking", False, True), ("stey", "stay", True, True), ("hw", "how", True, True),
+    ("skill", "still", False, False), ("timed", "times", False, False), ("say", "stay", True, False),
+    ("log", "long", True, False), ("docs", "does", True, False)])
+def test_only_a_slip_that_rarely_makes_another_word_counts(typed: str, word: str, short: bool, slip: bool) -> None:
+    assert _typing_slip(typed, word, short) is slip
 
 
 def test_a_name_is_never_respelt() -> None:

@@ -1065,11 +1065,7 @@ def _spelling_index() -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
     (Aleve, alive), and a misspelt drug is matched by the resolver's own spelling tolerance."""
     lexicon = _lexicon()
     known_words = {w for term in (lexicon.terms() if lexicon else []) for w in re.findall(r"[a-z]+", term)}
-    phrases = [alias for name in ("abbreviations", "conditions", "procedures", "immunizations") if lexicon
-               for entry in lexicon.data[name]["entries"] for alias in [entry["term"], *entry.get("aliases", [])]]
-    phrases += lexicon.data["encounters"].get("stay_events", {}).get("words", []) if lexicon else []
-    words = {w for phrase in phrases for w in re.findall(r"[a-z]+", phrase.lower())}
-    words |= {w[:-1] for w in words if w.endswith("s") and not w.endswith("ss")}  # matched against singular stems
+    words = set(_lexicon_spelling_words())
     frame = _frame_words()
     known = frozenset(known_words | words | _STOP | frame.targets | frame.real)
     index: dict[str, set[str]] = {}
@@ -1078,6 +1074,43 @@ def _spelling_index() -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
             for variant in {word} | {word[:i] + word[i + 1 :] for i in range(len(word))}:
                 index.setdefault(variant, set()).add(word)
     return known, {k: tuple(sorted(v)) for k, v in index.items()}
+
+
+@lru_cache(maxsize=1)
+def _lexicon_spelling_words() -> frozenset[str]:
+    """The words naming labs, vitals, conditions, procedures, vaccines and stays, and their singular stems."""
+    lexicon = _lexicon()
+    phrases = [alias for name in ("abbreviations", "conditions", "procedures", "immunizations") if lexicon
+               for entry in lexicon.data[name]["entries"] for alias in [entry["term"], *entry.get("aliases", [])]]
+    phrases += lexicon.data["encounters"].get("stay_events", {}).get("words", []) if lexicon else []
+    words = {w for phrase in phrases for w in re.findall(r"[a-z]+", phrase.lower())}
+    words |= {w[:-1] for w in words if w.endswith("s") and not w.endswith("ss")}  # matched against singular stems
+    return frozenset(words)
+
+
+_SOFT_LETTERS = frozenset("aeiouyhw")  # letters a fast typist drops or swaps for another without noticing
+
+
+def _typing_slip(typed: str, word: str, short: bool) -> bool:
+    """Whether ``typed`` is ``word`` with a slip that rarely makes another English word: two neighbours swapped
+    ("durign"), a doubled letter single or a letter doubled ("curent", "durring"), a vowel for a vowel ("stey"), a
+    vowel, h or w left out ("vists", "hw", "wat"); in a word of 5+ letters any letter left out ("takin"). A consonant
+    for a consonant ("skill" / still, "timed" / times) or a consonant left out of a short word ("say" / stay,
+    "log" / long) makes a word of its own: never a slip here."""
+    if len(typed) == len(word):
+        diff = [i for i in range(len(word)) if typed[i] != word[i]]
+        if len(diff) == 2:
+            return True  # _one_edit already checked it is a swap of neighbours
+        return len(diff) == 1 and typed[diff[0]] in "aeiouy" and word[diff[0]] in "aeiouy"
+    if len(typed) + 1 == len(word):
+        i = next((k for k in range(len(typed)) if typed[k] != word[k]), len(typed))
+        dropped = word[i]
+        doubled = (i > 0 and word[i - 1] == dropped) or (i + 1 < len(word) and word[i + 1] == dropped)
+        return dropped in _SOFT_LETTERS or doubled or not short
+    if len(typed) == len(word) + 1:
+        i = next((k for k in range(len(word)) if typed[k] != word[k]), len(word))
+        return (i > 0 and typed[i - 1] == typed[i]) or (i + 1 < len(typed) and typed[i + 1] == typed[i])  # "durring"
+    return False
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -1104,6 +1137,7 @@ def _respell(text: str, proper: frozenset[str] = frozenset()) -> str:
     Shorter words are respelt as frame words only (:func:`_respell_short`).
     """
     known, index = _spelling_index()
+    frame_only = _frame_words().targets - _lexicon_spelling_words()
 
     def fix(m: re.Match[str]) -> str:
         word = m.group(0)
@@ -1114,7 +1148,8 @@ def _respell(text: str, proper: frozenset[str] = frozenset()) -> str:
         # the lexicon's words are singular: "platlets" is looked up as "platlet", and keeps its "s"
         stem, plural = (word[:-1], "s") if word.endswith("s") and not word.endswith("ss") else (word, "")
         near = {c for variant in {stem} | {stem[:i] + stem[i + 1 :] for i in range(len(stem))}
-                for c in index.get(variant, ()) if c[0] == stem[0] and _one_edit(stem, c)}
+                for c in index.get(variant, ()) if c[0] == stem[0] and _one_edit(stem, c)
+                and (c not in frame_only or _typing_slip(stem, c, short=False))}
         return near.pop() + plural if len(near) == 1 else word
 
     return re.sub(r"(?<![\w/-])[a-z]+(?![\w/-])", fix, text)
@@ -1202,12 +1237,12 @@ def _respell_short(word: str) -> str:
     """A word of 2-4 letters nothing knows, as the one frame word it is a slip of ("stey" → stay, "hav" → have,
     "hw" → how), else as written. Four letters: one edit from a frame word of 4+ letters; two or three: a frame
     word with one letter (never the first) dropped, since a short word one substitution away from another is as
-    likely a word of its own. Only the frame is respelt here: a short clinical word ("hgb", "inr") is left to the
-    resolver, which knows the patient's own items."""
+    likely a word of its own; either way only a slip :func:`_typing_slip` accepts. Only the frame is respelt here: a
+    short clinical word ("hgb", "inr") is left to the resolver, which knows the patient's own items."""
     targets = _frame_words().targets
     if len(word) == 4:
-        near = {t for t in targets if len(t) >= 4 and t[0] == word[0] and _one_edit(word, t)}
+        near = {t for t in targets if len(t) >= 4 and t[0] == word[0] and _one_edit(word, t) and _typing_slip(word, t, short=True)}
     else:
         near = {t for t in targets if len(t) == len(word) + 1 and t[0] == word[0]
-                and any(t[:i] + t[i + 1 :] == word for i in range(1, len(t)))}
+                and any(t[:i] + t[i + 1 :] == word for i in range(1, len(t))) and _typing_slip(word, t, short=True)}
     return near.pop() if len(near) == 1 else word
