@@ -104,3 +104,14 @@ def test_goals_are_listed_by_name():
 
 def test_a_named_goal_asked_for_its_value_lists_the_goals_it_names():
     assert ask("What is her blood pressure goal?", VIEWS)["answer"] == ["Maintain blood pressure below 140/90 mmHg"]
+
+
+def test_a_view_word_in_a_question_about_a_dated_note_asks_the_note():
+    from datetime import UTC, datetime
+
+    from fhirqa.agent.backends.offline.parser import parse
+    from fhirqa.agent.backends.offline.plans import plan
+
+    now = datetime(2025, 2, 1, 12, tzinfo=UTC)
+    assert next(plan(parse("Was imaging mentioned in the Jan 7, 2025 progress note?", now)))[0] == "find_in_notes"
+    assert next(plan(parse("any imaging?", now)))[1]["view"] == "imaging"
