@@ -54,6 +54,8 @@ def test_plans_and_studies_are_counted_by_distinct_ref_not_by_row():
     assert ask("# care plans she has had (ever)?", VIEWS)["answer"] == [3]
     assert ask("How many imaging studies are on file?", VIEWS)["answer"] == [2]
     assert ask("# imaging studies?", EMPTY)["answer"] == [0]
+    assert ask("how many active care plans?", VIEWS)["answer"] == [1]
+    assert ask("how many ultrasounds?", VIEWS)["answer"] == [1]
 
 
 def test_any_x_asks_whether_the_view_has_rows():

@@ -92,7 +92,8 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
     spec = _data()["views"][got.view]
     noun = spec["noun"]
     info = view_info(got.view)
-    what = f"{got.name} {noun.split()[-1] if got.view == 'imaging' else ''}".strip() if got.name else noun
+    kind = f"{'/'.join(got.codes)} " if got.codes else ""  # "medication allergies", "US imaging studies"
+    what = f"'{got.name}' among the {kind}{noun}" if got.name else f"{kind}{noun}"
     args: dict[str, Any] = {"view": got.view}
     if got.codes:
         kind_arg = (spec.get("kinds") or {}).get("arg", "codes")
@@ -125,7 +126,14 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         else:
             yield final([], f"The record has no {what}.", status="no-data")
         return True
+    status_field = spec.get("status_field", "status")
     if pq.intent == "count":
+        if got.active and not got.name:  # "how many active care plans?"
+            active = yield ("filter_by_value", {"records": handle, "op": "==", "value": "active", "field": status_field})
+            if not active.get("count"):
+                yield final([0], f"No active {noun}; the count is 0.")
+                return True
+            handle, what = active.get("handle") or handle, f"active {noun}"
         counted = yield ("count_values", {"records": handle, "field": "ref", "distinct": True})
         yield final([counted["count"]], f"{counted['count']} {what} on record.")
         return True
@@ -144,7 +152,6 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         written = _day(value) if asked["field"].endswith("_time") else value
         yield final([value], f"{row.get(info.name_field) or what}: {asked['label']} {written}.")
         return True
-    status_field = spec.get("status_field", "status")
     if got.name and (pq.intent == "active_check" or got.active):
         row = (yield ("get_by_index", {"records": handle, "index": -1})).get("row") or {}
         status = row.get(status_field)
