@@ -24,19 +24,16 @@ from fhirqa.agent.backends.offline.timephrases import (
     parse_date,
 )
 
-_VIEW_CUES: list[tuple[str, str]] = [
-    ("allergy", r"\ballerg\w*|\banaphyla\w*"),
-    ("immunization", r"\bvaccin\w*|\bimmuni[sz]\w*|\bshots?\b|\bboosters?\b|\binoculat\w*"),
-    ("encounter", r"\bencounters?\b|\bvisits?\b|\badmissions?\b|\badmit(?:s|ted)?\b|\bhospitali[sz]\w*|\b(?:er|ed)\b|"
-                  r"\bemergency\b|\binpatient\b|\boutpatient\b|\bambulatory\b|\bappointments?\b|\bwellness\b|\bseen\b"),
-    ("procedure", r"\bprocedures?\b|\bsurger\w*|\boperations?\b|\bunderw[ae]nt\b|\bunderg\w*|\bperformed\b"),
-    ("medication", r"\bprescri\w*|\bmedications?\b|\bmedicines?\b|\bmeds?\b|\bdrugs?\b|\btaking\b|\btakes?\b|\bdos(?:e|es|age|ing)\b|"
-                   r"\b\d+\s*(?:mg|mcg|g|units?)\b|\btablets?\b|\bpills?\b|\badministered\b|\bdispensed\b|\brefills?\b|\bstarted on\b|\bput on\b|"
-                   r"\bgiven\b|\brx\b|\binfus\w*|\binjections?\b"),
-    ("condition", r"\bdiagnos\w*|\bconditions?\b|\bproblems?\b|\bhistory of\b|\bhx\b|\bdisease\b|\bdisorders?\b|\bsuffer\w*|\bcomorbid\w*"),
-    ("note", r"\bnotes?\b|\bdocumented\b|\bmentioned\b|\bcharted\b"),
-    ("observation", r"\blabs?\b|\bmeasur\w*|\btested\b|\bchecked\b|\breadings?\b|\bvitals?\b|\blevels?\b|\bvalues?\b|\bresults?\b|\bscores?\b"),
-]
+
+def _load_view_cues() -> list[tuple[str, str]]:
+    """``lexicon/view_cues.json``: the words that point a question at each view, in the order they are tried."""
+    from fhirqa.project import data_dir
+
+    data = json.loads((data_dir("lexicon") / "view_cues.json").read_text("utf-8"))
+    return [(str(cue["view"]), str(cue["pattern"])) for cue in data["cues"]]
+
+
+_VIEW_CUES: list[tuple[str, str]] = _load_view_cues()
 _VIEW_CUES_BY_NAME = dict(_VIEW_CUES)
 DEFAULT_VIEW_ORDER = ["observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy"]
 
