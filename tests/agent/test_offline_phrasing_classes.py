@@ -206,6 +206,13 @@ def test_age_when_admitted_is_the_age_at_the_latest_stay() -> None:
     pq = parse("how old was he when admitted", NOW)
     assert pq.intent == "age" and pq.encounter_class == "IMP" and pq.position == "last"
     assert parse("how old was he at his first admission", NOW).position == "first"
+    at_stay = parse("how old was she at her last admission", NOW)  # a stay window read as the stay asked about
+    assert at_stay.intent == "age" and at_stay.encounter_class == "IMP" and at_stay.window is None
+
+
+def test_weigh_as_a_verb_keeps_the_unit_asked() -> None:
+    pq = parse("how much does she weigh in lb", NOW)
+    assert pq.unit == "lb"
 
 
 @pytest.mark.parametrize(("question", "kind"), [("Which of her prescriptions are still active?", "medication"),

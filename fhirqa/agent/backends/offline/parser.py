@@ -326,6 +326,11 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     pq.lexicon_views = _lexicon_views(pq.entity)
     _history_check(pq, rest.strip())
     _event_date(pq, rest)
+    stay = pq.window.event if pq.window is not None and pq.window.event is not None else None
+    if pq.intent == "age" and stay is not None and stay.event == "stay" and stay.relation == "during" and stay.which in (0, -1):
+        # "how old was she at her last admission": the age at that stay's start, not a window over ages
+        pq.encounter_class, pq.window = "IMP", None
+        rest += " first" if stay.which == 0 else ""
     if pq.intent == "age" and pq.encounter_class:
         # "how old was he when admitted": the age at the start of the latest stay ("first admission": the first)
         pq.position = "first" if re.search(r"\b(?:first|initial|earliest|1st)\b", rest) else "last"
