@@ -236,13 +236,13 @@ class ConceptResolver:
                 return self._resolve(view, " ".join(w for w in words if w not in _USAGE), names, truncated)
         # 4. the phrase's own words; when the lexicon knew the phrase but the record lacks it, only an
         #    item holding every word counts ("glycated hemoglobin" must not become plain "Hemoglobin").
-        hits = _containment(_phrase_tokens(phrase), names, lenient=not expansions)
-        if hits:
-            return Resolution(self._best(hits, view), how="words")
+        scored_words = _containment(_phrase_tokens(phrase), names, lenient=not expansions)
+        if scored_words:
+            return Resolution(self._best(scored_words, view), how="words")
         # 4b. the same words in another form: "suturing" is the procedure "Suture open wound"
-        hits = _containment(_phrase_tokens(phrase), names, lenient=not expansions, form=stem)
-        if hits:
-            return Resolution(self._best(hits, view), how="word forms")
+        scored_words = _containment(_phrase_tokens(phrase), names, lenient=not expansions, form=stem)
+        if scored_words:
+            return Resolution(self._best(scored_words, view), how="word forms")
         # 4c. a drug name cut short ("simva", "metfor"): the one drug of this patient it can begin
         if not expansions and view in TRUNCATABLE_VIEWS and not truncated:
             completed = self._completion(view, phrase, names)

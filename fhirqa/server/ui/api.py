@@ -112,11 +112,11 @@ def _header(store: Any, patient_id: str, allowed: dict[str, bool]) -> dict[str, 
         if database is not None:  # a patient of an OMOP/MIMIC database loaded beside the views
             from fhirqa.sql.browse import RelationalPatient
 
-            body = RelationalPatient(database, patient_id).header()
+            header = RelationalPatient(database, patient_id).header()
             for name, ok in allowed.items():
-                body[name] = body[name] if ok else None
-            body["withheld"] = [name for name, ok in allowed.items() if not ok]
-            return body
+                header[name] = header[name] if ok else None
+            header["withheld"] = [name for name, ok in allowed.items() if not ok]
+            return header
     body: dict[str, Any] = {"patient": data.demographics(store, patient_id)}
     for name, reader in _READERS.items():
         body[name] = reader(store, patient_id) if allowed[name] else None

@@ -584,7 +584,7 @@ def note_visit(pq: ParsedQuestion) -> tuple[dict[str, Any], bool, str] | None:
     one_day = window is not None and window.start is not None and window.end is not None \
         and window.end - window.start <= timedelta(days=2)
     which = which_note(text) if re.search(r"\b(?:note|visit|documented)\b", text) and not one_day else None
-    if one_day:
+    if one_day and window is not None:
         args["start"], args["end"] = _iso(window.start), _iso(window.end)
     elif pq.encounter_class and window is not None and window.start is not None:
         args["start"], args["end"], args["encounter_class"] = _iso(window.start), _iso(window.end), pq.encounter_class
@@ -715,7 +715,7 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
     """Mean / median / sum, or max / min with the row it came from."""
     if pq.aggregate == "sum" and not pq.encounter_class:
         # "total medication reconciliation since 2014": a total of records that carry no value is their count
-        located = yield from find_records(pq, numeric=None) if pq.entity else (None, None)
+        located = (yield from find_records(pq, numeric=None)) if pq.entity else (None, None)
         view = located[0] if located else None
         if view == "medication" and _one_day(pq):
             # "heparin in total on Nov 29": what was given that day, summed (not a count of orders)
@@ -742,7 +742,7 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
     result = yield ("aggregate", {"records": handle, "op": pq.aggregate})
     result = {**result, **dict(zip(("value", "unit"), _asked_unit(pq, result["value"], result.get("unit")), strict=True))}
     unit = result.get("unit")
-    word = {"mean": "average", "median": "median", "sum": "total"}.get(pq.aggregate or "", pq.aggregate)
+    word = {"mean": "average", "median": "median", "sum": "total"}.get(pq.aggregate or "", pq.aggregate or "")
     yield final([result["value"]], f"The {word} {', '.join(found.get('items') or [pq.entity])}{window} was "
                 f"{_with_unit(result['value'], unit)} over {result.get('n', '?')} values.", unit=unit)
 
@@ -998,7 +998,7 @@ def plan_daily_dose(pq: ParsedQuestion) -> Plan:
         yield from _administered_per_day(pq, admin["handle"])
         return
     requests = yield ("filter_by_value", {"records": handle, "op": "==", "value": "request", "field": "kind"})
-    target = requests.get("handle") if requests.get("count") else handle
+    target = str(requests.get("handle")) if requests.get("count") else handle
     # The most recent order that states a dose and a frequency (later orders may carry only a name).
     dosed = yield ("filter_by_value", {"records": target, "op": "exists", "field": "daily_dose"})
     if dosed.get("count"):
@@ -1037,22 +1037,25 @@ def _administered_per_day(pq: ParsedQuestion, handle: str) -> Plan:
     if _one_day(pq) and not pq.comparison:
         total = yield ("aggregate", {"records": handle, "op": "sum", "field": "dose"})
         value, unit = _asked_unit(pq, total["value"], total.get("unit"))
-        yield final([value], f"Total {pq.entity} given {pq.window.label}: {_with_unit(value, unit)} "
+        yield final([value], f"Total {pq.entity} given {pq.window.label if pq.window else ''}: {_with_unit(value, unit)} "
                     f"over {total.get('n', '?')} administrations.", unit=unit)
         return
     per_day = yield ("aggregate", {"records": handle, "op": "sum", "field": "dose", "group_by": "day"})
     unit = per_day.get("unit")
-    peak = per_day.get("highest_day")
+    peak: dict[str, Any] | None = per_day.get("highest_day")
     if pq.comparison:
         limit = _convert(pq.comparison.value, pq.comparison.unit, unit)
         if limit is None:
             yield final([], f"Cannot compare {pq.comparison.unit} with {unit}.", status="error")
             return
-        over = bool(peak) and _compare(peak["value"], pq.comparison.op, limit)
+        over = peak is not None and _compare(peak["value"], pq.comparison.op, limit)
         shown = f"{_fmt(pq.comparison.value)} {pq.comparison.unit or unit or ''}".strip()
-        text = (f"Yes: the highest daily total was {_with_unit(peak['value'], unit)} on {peak['day']}, {pq.comparison.op} {shown}."
-                if over else f"No: the highest daily total was {_with_unit(peak['value'], unit) if peak else 'n/a'}"
-                f"{' on ' + str(peak['day']) if peak else ''}.")
+        if peak is None:
+            text = "No: the highest daily total was n/a."
+        elif over:
+            text = f"Yes: the highest daily total was {_with_unit(peak['value'], unit)} on {peak['day']}, {pq.comparison.op} {shown}."
+        else:
+            text = f"No: the highest daily total was {_with_unit(peak['value'], unit)} on {peak['day']}."
         yield final([over], text)
         return
     if pq.aggregate in ("max", "min") and peak:
@@ -1241,7 +1244,7 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
     """Conditions, medications or allergies active at a time (default: now)."""
     view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
     at = pq.at_time or pq.now
-    when = f"on {at.date()}" if pq.at_time else "currently"
+    when = f"on {pq.at_time.date()}" if pq.at_time else "currently"
     if view == "medication":
         found = yield ("get_resources", {"view": "medication", "kind": "request"})
         if not found.get("count"):

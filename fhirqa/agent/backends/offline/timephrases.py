@@ -132,8 +132,8 @@ def _span(groups: dict[str, str | None]) -> DateSpan | None:
             day = date(y, m, d)
             return DateSpan(_day_start(day), _day_end(day))
         if groups.get("us"):
-            m, d, written = re.split(r"[/-]", groups["us"])  # type: ignore[arg-type]
-            day = date(_year(written), int(m), int(d))  # 10/17/93 is 1993: two digits read like '93
+            month_text, day_text, written = re.split(r"[/-]", groups["us"])  # type: ignore[arg-type]
+            day = date(_year(written), int(month_text), int(day_text))  # 10/17/93 is 1993: two digits read like '93
             return DateSpan(_day_start(day), _day_end(day))
         if groups.get("mdy"):
             day = date(_year(groups["mdy_y"]), _MONTHS[groups["mdy"][:3]], int(groups["mdy_d"]))  # type: ignore[index,arg-type]
@@ -153,7 +153,7 @@ def _span(groups: dict[str, str | None]) -> DateSpan | None:
             return DateSpan(_day_start(day), _day_end(day))
         if groups.get("my") or groups.get("ym") or groups.get("mslash"):
             if groups.get("my"):
-                y, m = _year(groups["my_y"]), _MONTHS[groups["my"][:3]]  # type: ignore[index,arg-type]
+                y, m = _year(groups["my_y"]), _MONTHS[groups["my"][:3]]  # type: ignore[index]
             elif groups.get("mslash"):
                 y, m = int(groups["mslash_y"]), int(groups["mslash"])  # type: ignore[arg-type]
             else:
