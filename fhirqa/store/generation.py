@@ -216,7 +216,14 @@ def _build(
     for kind, rtype, count in counts:
         {"w": changes.written, "r": changes.removed, "s": staged_rows}[kind][rtype] = count
     if not changes.any:
-        return current, changes
+        if not stale_views(current, views_dir):
+            return current, changes
+        # Nothing new to store, but a view's SQL changed since the store was built (fhirqa was upgraded): the
+        # next generation carries every table over and rebuilds those views, so the store does not keep old ones.
+        generation = current.generation + 1
+        tables = dict(current.tables)
+        _build_views(con, db, generation_dir(db, generation), tables, mappings, views_dir, set())
+        return Manifest(generation, "", tables), changes
 
     generation = current.generation + 1
     out = generation_dir(db, generation)
@@ -449,6 +456,23 @@ def view_files(views_dir: Path) -> dict[str, Path]:
     return {p.stem: p for p in sorted(views_dir.glob("*.sql"))}
 
 
+def stale_views(current: Manifest, views_dir: Path) -> list[str]:
+    """The views whose SQL differs from the one the stored generation was built with (or that it lacks)."""
+    if not current.generation:
+        return []
+    stale = []
+    for name, sql_path in view_files(views_dir).items():
+        previous = current.tables.get(f"view/{name}")
+        if previous is None or Path(previous).stem != f"{name}-{_view_digest(sql_path)}":
+            stale.append(name)
+    return stale
+
+
+def _view_digest(sql_path: Path) -> str:
+    sql = sql_path.read_text("utf-8").strip().rstrip(";")
+    return hashlib.blake2b(sql.encode(), digest_size=6).hexdigest()
+
+
 def _build_views(
     con: duckdb.DuckDBPyConnection,
     db: Path,
@@ -466,7 +490,7 @@ def _build_views(
     register_maps(con, db, tables, mappings)
     for name, sql_path in view_files(views_dir).items():
         sql = sql_path.read_text("utf-8").strip().rstrip(";")
-        digest = hashlib.blake2b(sql.encode(), digest_size=6).hexdigest()
+        digest = _view_digest(sql_path)
         key = f"view/{name}"
         previous = tables.get(key)
         reads = {m.table for m in mappings.values() if re.search(rf"\b{re.escape(m.table)}\b", sql)}

@@ -176,8 +176,10 @@ def _ingest(
             for ref, reason in problems:
                 report.warnings.append(f"{ref}: not in the canonical views: {reason}")
             manifest, changes = build_generation(db, current, staging, mappings, views_dir)
-            if changes.any:
+            if manifest.generation != current.generation:  # new content, or views rebuilt after an upgrade
                 write_manifest(db, manifest)
+            if manifest.generation != current.generation and not changes.any:
+                report.notes.append("views rebuilt: their SQL changed since the store was built")
             report.written, report.removed = changes.written, changes.removed
             report.generation, report.changed = manifest.generation, changes.any
             collect_garbage(db, manifest)
