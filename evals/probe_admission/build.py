@@ -20,13 +20,12 @@ import random
 import re
 import sys
 from collections import defaultdict
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import orjson
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "questions.jsonl")
-UTC = timezone.utc
 
 # ---------------------------------------------------------------- drug classes (clinical knowledge)
 # Ingredient substrings, lower case, matched inside the prescription's name. Synthea's misspelling
@@ -261,7 +260,7 @@ def load(data):
             pats.setdefault(pid, P(pid, "bulk")).add(r)
     for pid, p in pats.items():
         last = max(p.times)
-        rng = random.Random("now:" + pid)
+        rng = random.Random("now:" + pid)  # noqa: S311 - seeded for reproducible draws
         days = [k for k in range(3, 22) if (last + timedelta(days=k)).day <= 28]
         d = (last + timedelta(days=rng.choice(days))).date()
         p.now = datetime(d.year, d.month, d.day, 12, tzinfo=UTC)
@@ -301,17 +300,19 @@ def Q(question, atype, expected, template, refs=(), status="answered", tol=None)
 def g_allergies(p, rng):
     names = sorted({a["name"] for a in p.allergy})
     she, her = p.pron()
-    q = rng.choice(["allergies?", "any allergies on file?", f"NKDA or does {she} have allergies listed?",
+    q = rng.choice(["allergies?", "allergy list?", f"NKDA or does {she} have allergies listed?",
                     f"What is {p.first_name()} allergic to?", "allergy list pls"])
     yield Q(q, "list", names, "allergies/list" + ("" if names else "-empty"), [f"AllergyIntolerance/{a['id']}" for a in p.allergy])
 
 
 def g_allergy_any(p, rng):
     she, her = p.pron()
-    q = rng.choice([f"any known allergies?", f"does {she} have any allergies?", "NKDA?"])
+    q = rng.choice(["any known allergies?", f"does {she} have any allergies?", "NKDA?"])
     has = bool(p.allergy)
     if q == "NKDA?":
-        yield Q(q, "boolean", [not has], "allergies/nkda", [f"AllergyIntolerance/{a['id']}" for a in p.allergy])
+        # no known *drug* allergies: only category medication counts against it
+        drug = [a for a in p.allergy if "medication" in (a["cat"] or [])]
+        yield Q(q, "boolean", [not drug], "allergies/nkda", [f"AllergyIntolerance/{a['id']}" for a in p.allergy])
     else:
         yield Q(q, "boolean", [has], "allergies/any", [f"AllergyIntolerance/{a['id']}" for a in p.allergy])
 
@@ -641,7 +642,7 @@ def g_days_since_dc(p, rng):
     if completed != (p.now.date() - e["end"].astimezone(UTC).date()).days:
         return
     q = rng.choice(["days since last discharge?", "how many days since {she} left the hospital?"]).format(she=p.pron()[0])
-    yield Q(q, "number", [completed], "days-since-dc", [f"Encounter/{e['id']}"], tol=0)
+    yield Q(q, "number", [completed], "days-since-dc/last", [f"Encounter/{e['id']}"], tol=0)
 
 
 def g_last_clinic(p, rng):
@@ -649,7 +650,7 @@ def g_last_clinic(p, rng):
     if not ev:
         return
     q = rng.choice(["last clinic visit?", "date of last outpatient visit?", "when was {her} last PCP/office visit?"]).format(her=p.pron()[1])
-    yield Q(q, "date", [dstr(ev[-1]["start"])], "last-clinic", [f"Encounter/{ev[-1]['id']}"])
+    yield Q(q, "date", [dstr(ev[-1]["start"])], "last-clinic/AMB", [f"Encounter/{ev[-1]['id']}"])
 
 
 def g_flu(p, rng):
@@ -680,7 +681,7 @@ def g_med_count(p, rng):
     if len(act) != len(recs):
         return  # duplicate active orders: "how many meds" could count orders or drugs
     q = rng.choice(["# active meds?", "how many active meds?", "how many different medications is {she} currently on?"]).format(she=p.pron()[0])
-    yield Q(q, "count", [len(act)], "active-med-count", [])
+    yield Q(q, "count", [len(act)], "active-med-count/distinct", [])
 
 
 def g_drug_start(p, rng):
@@ -722,7 +723,7 @@ def g_last_rx(p, rng):
         return
     ms = sorted((m for m in p.meds_match(DRUGS[d]) if m["t"] <= p.now), key=lambda m: m["t"])
     q = rng.choice(["last Rx for {d}?", "when was {d} last prescribed?", "date of most recent {d} script?"]).format(d=d)
-    yield Q(q, "date", [dstr(ms[-1]["t"])], "last-rx", [f"MedicationRequest/{ms[-1]['id']}"])
+    yield Q(q, "date", [dstr(ms[-1]["t"])], "last-rx/date", [f"MedicationRequest/{ms[-1]['id']}"])
 
 
 def g_started_90(p, rng):
@@ -852,7 +853,7 @@ def build(data):
         n = 0
         for gi, (gen, quota, sources) in enumerate(plan):
             pool = [p for p in pats if p.source in sources]
-            rng = random.Random(f"{cat}:{gi}")
+            rng = random.Random(f"{cat}:{gi}")  # noqa: S311 - seeded for reproducible draws
             rng.shuffle(pool)
             got, used, seen_tmpl = [], set(), defaultdict(int)
             for rounds in range(4):
@@ -861,7 +862,7 @@ def build(data):
                         break
                     if p.id in used and rounds == 0:
                         continue
-                    prng = random.Random(f"{cat}:{gi}:{p.id}:{rounds}")
+                    prng = random.Random(f"{cat}:{gi}:{p.id}:{rounds}")  # noqa: S311 - seeded
                     for q in gen(p, prng) or []:
                         # balance: at most 2 empty lists and ~half of any single boolean answer
                         if q["answer_type"] == "list" and not q["expected"] and q["expected_status"] == "answered":
