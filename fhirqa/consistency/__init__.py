@@ -98,7 +98,8 @@ class PatientChecker:
             return ref
         rows = self.rows.rows("encounter")
         if ref:
-            wanted = ref if ref.startswith("Encounter/") else f"Encounter/{ref}"
+            # a bare id is an Encounter's; a typed ref is taken as written (a relational stay: admissions/12)
+            wanted = ref if "/" in ref else f"Encounter/{ref}"
             return next((r for r in rows if r.get("ref") == wanted), None)
         slack = timedelta(days=1) if kind == "discharge" else timedelta(0)
         holding = [r for r in rows if r.get("start_time") and r["start_time"] - slack <= note_time
@@ -177,21 +178,24 @@ class PatientChecker:
             self.rows.close()
 
 
-def check_note(store: Store | str | Path, patient_id: str, note_text: str, note_time: datetime | str,
+def check_note(store: Store | str | Path | None, patient_id: str, note_text: str, note_time: datetime | str,
                note_type: str = "progress", encounter: str | dict[str, Any] | None = None, *,
-               backend: Any = None, note_ref: str | None = None) -> NoteReport:
-    """Check one note's text against the patient's record (``note_type``: discharge summary, H&P, progress…)."""
-    checker = PatientChecker(store, patient_id, backend)
+               backend: Any = None, note_ref: str | None = None, rows: Any = None) -> NoteReport:
+    """Check one note's text against the patient's record (``note_type``: discharge summary, H&P, progress…).
+
+    ``rows``: the patient's record as a ``PatientRows`` to read instead of the store's (e.g. a patient of an
+    OMOP/MIMIC database, :class:`fhirqa.sql.patient_rows.RelationalPatientRows`)."""
+    checker = PatientChecker(store, patient_id, backend, rows=rows)
     try:
         return checker.check(note_text, note_time, note_type, encounter, note_ref)
     finally:
         checker.close()
 
 
-def check_patient(store: Store | str | Path, patient_id: str, note_ref: str | None = None, *,
-                  backend: Any = None) -> list[NoteReport]:
-    """Check every note of the patient in the ``note`` view (or only ``note_ref``)."""
-    checker = PatientChecker(store, patient_id, backend)
+def check_patient(store: Store | str | Path | None, patient_id: str, note_ref: str | None = None, *,
+                  backend: Any = None, rows: Any = None) -> list[NoteReport]:
+    """Check every note of the patient in the ``note`` view (or only ``note_ref``); ``rows`` as for :func:`check_note`."""
+    checker = PatientChecker(store, patient_id, backend, rows=rows)
     try:
         return [checker.check(row["text"], row["time"], row.get("note_type") or "other", row.get("encounter_ref"),
                               row.get("ref")) for row in checker.notes(note_ref)]

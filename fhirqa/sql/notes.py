@@ -5,7 +5,8 @@ states, a visit's note read by section, a mention or its negation, the notes as 
 hold nothing) over the ``find_in_notes`` tool. A patient of an OMOP or MIMIC database gets the same plans:
 :func:`answer_from_notes` drives them with a tool context whose only data are the patient's notes, read from
 the database (fixed SQL, the patient's key bound) and indexed like a store's (chunks, MiniLM, BM25). A plan
-that reaches for the tables first hands the question back to the SQL writer (``None``).
+that reaches for the tables first hands the question back to the SQL writer (``None``); "does the note's K match
+the labs?" runs the note–table consistency check over the notes and the database's rows read as the views.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from fhirqa.sql.connect import Connection
 from fhirqa.sql.person import Person
 from fhirqa.sql.schema import Schema
 
-#: The tools a note plan may call here; any other (the tables) hands the question back to SQL.
-NOTE_TOOLS = frozenset({"find_in_notes", "search_notes"})
+#: The tools a note plan may call here; any other (the tables) hands the question back to SQL. The consistency
+#: check reads the notes against the tables through the views' columns (fhirqa.sql.patient_rows).
+NOTE_TOOLS = frozenset({"find_in_notes", "search_notes", "check_note_consistency"})
 _INDEXES: dict[str, RelationalNoteIndex] = {}
 _INDEXES_LOCK = threading.Lock()
 
@@ -99,28 +101,26 @@ def index_for(con: Connection, schema: Schema, person: Person, cache: Path) -> R
     return index
 
 
-class _NoTables:
-    """The tool context's rows: none here; a plan asking for them hands the question back to SQL."""
-
-    def rows(self, view: str) -> list[dict[str, Any]]:
-        raise _TablesWanted(view)
-
-
-class _TablesWanted(Exception):
-    pass
-
-
 def answer_from_notes(plan: Generator[Any, dict[str, Any], Any], person: Person, moment: datetime,
                       index: RelationalNoteIndex) -> tuple[dict[str, Any], list[Evidence]] | None:
     """Drive an offline note plan to its final answer over the person's notes; None when it wants the tables.
 
-    ``plan`` is a generator of ``(tool, arguments)`` calls, as the offline backend's plans are.
+    ``plan`` is a generator of ``(tool, arguments)`` calls, as the offline backend's plans are. The tool
+    context's record is the person's rows read as the views (:class:`~fhirqa.sql.patient_rows.RelationalPatientRows`,
+    as of ``moment``, read only when a tool asks), so ``check_note_consistency`` compares the notes with the
+    database's measurements, orders, diagnoses and procedures exactly as it does a store's.
     """
+    import functools
+
+    from fhirqa.agent.resolver import ConceptResolver, codes_by_item, components_by_panel
     from fhirqa.agent.tools.base import ToolContext
     from fhirqa.agent.tools.registry import execute
+    from fhirqa.sql.patient_rows import RelationalPatientRows
 
-    ctx = ToolContext(patient_id=person.patient_id, now=moment, data=_NoTables(),  # type: ignore[arg-type]
-                      resolve=lambda *_a, **_k: None, notes=index)  # type: ignore[arg-type]
+    rows = RelationalPatientRows(index.con, index.schema, person, moment)
+    resolver = ConceptResolver(codes_of=functools.cache(lambda view: codes_by_item(rows, view)),
+                               children_of=functools.cache(lambda view: components_by_panel(rows, view)))
+    ctx = ToolContext(patient_id=person.patient_id, now=moment, data=rows, resolve=resolver, notes=index)
     try:
         call = next(plan)
         while True:
@@ -132,5 +132,5 @@ def answer_from_notes(plan: Generator[Any, dict[str, Any], Any], person: Person,
             if name not in NOTE_TOOLS:
                 return None
             call = plan.send(execute(ctx, name, arguments))
-    except (StopIteration, _TablesWanted):
+    except StopIteration:
         return None

@@ -119,15 +119,18 @@ class SqlPatient:
         return " AND ".join(where)
 
     def select(self, spec: Spec, columns: str = "r.*", *, order: str = "", limit: int | None = None,
-               extra: str = "", params: dict[str, Any] | None = None, group: str = "") -> list[dict[str, Any]]:
-        """``SELECT columns FROM (domain) AS r WHERE <spec> [extra] [GROUP BY] [ORDER BY] [LIMIT]``."""
+               extra: str = "", params: dict[str, Any] | None = None, group: str = "",
+               cap: int = ROW_LIMIT) -> list[dict[str, Any]]:
+        """``SELECT columns FROM (domain) AS r WHERE <spec> [extra] [GROUP BY] [ORDER BY] [LIMIT]``.
+
+        ``cap``: the most rows fetched (a cut result is marked ``truncated`` in :attr:`statements`)."""
         bound = dict(params or {})
         where = self._where(spec, bound) + (f" AND {extra}" if extra else "")
         sql = f"SELECT {columns} FROM ({self.domain(spec.view)}) AS r WHERE {where}"
         sql += f" GROUP BY {group}" if group else ""
         sql += f" ORDER BY {order}" if order else ""
         sql += f" LIMIT {int(limit)}" if limit is not None else ""
-        return self.run(sql, bound)
+        return self.run(sql, bound, limit=cap)
 
     def count(self, spec: Spec, extra: str = "", params: dict[str, Any] | None = None) -> int:
         """How many rows match."""

@@ -147,13 +147,13 @@ def _comparison(ctx: ToolContext, report: Any, check: Any) -> dict[str, Any]:
     for row in check.rows[:3]:
         moment = row.get("time") or row.get("start_time") or row.get("authored_on") or row.get("onset_time")
         when = moment.isoformat() if isinstance(moment, datetime) else moment
-        value = row.get("value") if row.get("value") is not None else row.get("dose_value")
-        shown = {"ref": row.get("ref"), "item": row.get("name"), "value": value, "unit": row.get("unit"),
-                 "time": when}
+        # an order's row names its drug and dose in the medication view's own columns
+        value = next((row[k] for k in ("value", "dose", "dose_value") if row.get(k) is not None), None)
+        item, unit = row.get("name") or row.get("medication_name"), row.get("unit") or row.get("dose_unit")
+        shown = {"ref": row.get("ref"), "item": item, "value": value, "unit": unit, "time": when}
         record.append({k: v for k, v in shown.items() if v is not None})
         if row.get("ref"):
-            ctx.cite(Evidence(ref=row["ref"], field=f"{view}.value", value=value, time=when,
-                              label=row.get("name"), unit=row.get("unit")))
+            ctx.cite(Evidence(ref=row["ref"], field=f"{view}.value", value=value, time=when, label=item, unit=unit))
     return {"note_ref": report.note_ref, "note_time": note_time, "note_type": report.note_type,
             "as_written": written, "prior": entity.prior, "category": entity.category, "status": check.status, "fields": check.fields,
             "items": check.items, "reason": check.reason, "record": record}
