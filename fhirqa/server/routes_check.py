@@ -3,7 +3,9 @@
 A client posts a note's text (with its time and type) or names a note of the patient; the answer is the
 per-entity report of ``fhirqa.consistency``: consistent / inconsistent, the field that disagrees, the
 note span and the record rows compared. Patient-scoped like ``$ask``: a token reaches only its patient,
-and a note reference of another patient is simply not found.
+and a note reference of another patient is simply not found. A patient of an OMOP/MIMIC database loaded
+beside the views is checked by the same checker over that database's rows (notes from ``note`` /
+``noteevents``, refs ``table/row id``; :mod:`fhirqa.sql.patient_rows`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ CheckCaller = Annotated[Principal, Depends(authenticated("check-consistency"))]
 PatientId = Path(pattern=ID_PATTERN, description="Patient id")
 _FIELDS = {"note", "text", "time", "type", "encounter"}
 _JSON_IN = {"type": "object", "additionalProperties": False, "properties": {
-    "note": {"type": "string", "description": "a note of the patient, e.g. DocumentReference/123 (omit: every note)"},
+    "note": {"type": "string", "description": "a note of the patient, e.g. DocumentReference/123 (OMOP/MIMIC: note/7, noteevents/7; omit: every note)"},
     "text": {"type": "string", "description": "a note's text to check instead of a stored note"},
     "time": {"type": "string", "description": "the note's time (ISO 8601), required with text"},
     "type": {"type": "string", "description": "note type: progress, nursing, admission, discharge summary…"},
@@ -37,16 +39,20 @@ _FHIR_IN = {"type": "object", "properties": {"resourceType": {"type": "string", 
             "required": ["resourceType"]}
 
 
-def _check(db: Any, patient: str, values: dict[str, Any]) -> list[dict[str, Any]]:
+def _check(db: Any, patient: str, values: dict[str, Any], in_store: bool = True) -> list[dict[str, Any]]:
     from fhirqa.consistency import check_note, check_patient
+    from fhirqa.sql.patient_rows import record_beside
 
+    # a patient only an OMOP/MIMIC database beside the views holds: the same checker over that database's rows
+    rows = None if in_store else record_beside(db, patient, in_store=False)
+    store = db if rows is None else None
     if values.get("text"):
         if not values.get("time"):
             raise ApiError(400, "a note text needs its time (ISO 8601)")
-        report = check_note(db, patient, str(values["text"]), str(values["time"]), str(values.get("type") or "progress"),
-                            values.get("encounter"))
+        report = check_note(store, patient, str(values["text"]), str(values["time"]), str(values.get("type") or "progress"),
+                            values.get("encounter"), rows=rows)
         return [report.to_dict()]
-    reports = check_patient(db, patient, values.get("note"))
+    reports = check_patient(store, patient, values.get("note"), rows=rows)
     if values.get("note") and not reports:
         raise ApiError(404, "no such note for this patient")
     return [r.to_dict() for r in reports]
@@ -55,11 +61,12 @@ def _check(db: Any, patient: str, values: dict[str, Any]) -> list[dict[str, Any]
 async def _run(request: Request, principal: Principal, patient: str, values: dict[str, Any]) -> list[dict[str, Any]]:
     access.require_ask(principal, patient)
     state = server(request)
-    state.asker.require_patient(patient)
+    state.asker.require_patient(patient, relational=True)
     unknown = sorted(set(values) - _FIELDS)
     if unknown:
         raise ApiError(400, f"unknown field(s) {unknown[:5]}; give note, or text with time and type")
-    return await anyio.to_thread.run_sync(_check, state.config.db, patient, values)
+    in_store = await anyio.to_thread.run_sync(state.asker.patients.contains, patient)
+    return await anyio.to_thread.run_sync(_check, state.config.db, patient, values, in_store)
 
 
 @router.post("/api/patients/{id}/check-consistency", response_class=JsonResponse, operation_id="checkConsistencyJson",

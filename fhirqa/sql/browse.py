@@ -163,6 +163,28 @@ class RelationalPatient:
                           {"row": str(row_id)}, patient_value=self.data.patient_value, limit=1).records()
         return {k: _plain(v) for k, v in rows[0].items()} if rows else None
 
+    def notes(self) -> list[dict[str, Any]]:
+        """The patient's notes with text (OMOP ``note`` / MIMIC ``noteevents``, rows marked in error left out), newest
+        first, shaped as the UI lists a FHIR store's: ref (``noteevents/12``), time, type, title and length."""
+        rows = sorted(self._note_rows(), key=lambda r: r["ref"])
+        rows.sort(key=lambda r: r["time"] or datetime.min.replace(tzinfo=UTC), reverse=True)  # stable: ties by ref
+        return [{"ref": r["ref"], "time": _plain(r["time"]), "note_type": r.get("note_type"), "title": r.get("title"),
+                 "length": len(r["text"])} for r in rows]
+
+    def note(self, ref: str) -> dict[str, Any] | None:
+        """One note of the patient with its text, as the consistency check reads it (None when not theirs)."""
+        row = next((r for r in self._note_rows() if r["ref"] == ref), None)
+        if row is None:
+            return None
+        return {"ref": row["ref"], "time": _plain(row["time"]), "note_type": row.get("note_type"),
+                "title": row.get("title"), "text": row["text"]}
+
+    def _note_rows(self) -> list[dict[str, Any]]:
+        from fhirqa.sql.patient_rows import RelationalPatientRows
+
+        rows = RelationalPatientRows(self.con, self.schema, self.person, patient_id=self.patient_id).rows("note")
+        return [r for r in rows if r.get("text")]
+
     def summary(self, limit: int = 8) -> str:
         """Demographics, rows per view and the most recent rows of each, as ``fhirqa show`` prints them."""
         from fhirqa.cli.output import render

@@ -62,10 +62,13 @@ def test_a_token_for_patient_a_reaches_no_omop_person(omop_ui, ids):
     assert found == []
 
 
-def test_search_finds_an_omop_person_by_id_and_the_notes_list_is_empty(omop_ui):
+def test_search_finds_an_omop_person_by_id_and_lists_their_notes(omop_ui):
     server, person, _ = omop_ui
     with server.client(server.token("system/*.rs")) as client:
         found = client.get("/ui/api/patients", params={"q": person}).json()["patients"]
         notes = client.get(f"/ui/api/patients/{person}/notes")
     assert [p["id"] for p in found] == [person] and found[0]["source"].startswith("OMOP")
-    assert notes.status_code == 200 and notes.json()["notes"] == []
+    listed = notes.json()["notes"]
+    assert notes.status_code == 200 and listed and all(n["ref"].startswith("note/") for n in listed)
+    times = [n["time"] for n in listed]
+    assert times == sorted(times, reverse=True)  # newest first, as a FHIR patient's

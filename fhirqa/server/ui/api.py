@@ -168,29 +168,65 @@ async def resource(request: Request, principal: ResourceCaller, id: str = Patien
     return FhirResponse(found, headers={"Cache-Control": "no-store"})
 
 
+def _relational_notes(db: Any, patient_id: str) -> list[dict[str, Any]] | None:
+    """The notes of a patient of an OMOP/MIMIC database beside the views (None when no database holds them)."""
+    database = database_for(db, patient_id)
+    if database is None:
+        return None
+    from fhirqa.sql.browse import RelationalPatient
+
+    return RelationalPatient(database, patient_id).notes()
+
+
+def _relational_note(db: Any, patient_id: str, ref: str) -> dict[str, Any] | None:
+    database = database_for(db, patient_id)
+    if database is None:
+        return None
+    from fhirqa.sql.browse import RelationalPatient
+
+    return RelationalPatient(database, patient_id).note(ref)
+
+
 @router.get("/patients/{id}/notes")
 async def notes(request: Request, principal: NotesCaller, id: str = PatientId) -> Response:  # noqa: A002
-    """The patient's notes with text: ref, time, type, title and length (newest first)."""
+    """The patient's notes with text: ref, time, type, title and length (newest first).
+
+    A patient of an OMOP/MIMIC database loaded beside the views has their ``note`` / ``noteevents`` rows
+    listed (ref ``note/7``, ``noteevents/7``), under the same scopes as a FHIR patient's notes.
+    """
     state = server(request)
     access.require_read(principal, id, NOTE_TYPES)
     state.asker.require_patient(id, relational=True)
-    # OMOP/MIMIC notes are not read yet: such a patient has none here
-    rows = await anyio.to_thread.run_sync(data.notes, state.asker.store, id) if store_has(state.asker.store, id) else []
+    store = state.asker.store
+    rows: list[dict[str, Any]] | None
+    if await anyio.to_thread.run_sync(store_has, store, id):
+        rows = await anyio.to_thread.run_sync(data.notes, store, id)
+    else:
+        rows = await anyio.to_thread.run_sync(_relational_notes, store.db, id)
+    rows = rows or []
     audit_context(request).detail["results"] = str(len(rows))
     return JsonResponse({"notes": rows})
 
 
 @router.get("/patients/{id}/notes/{resource_type}/{resource_id}")
 async def note(request: Request, principal: NoteCaller, id: str = PatientId,  # noqa: A002
-               resource_type: str = Path(pattern=r"^(DocumentReference|DiagnosticReport)$"),
+               resource_type: str = Path(pattern=r"^(DocumentReference|DiagnosticReport|[a-z][a-z0-9_]{0,62})$"),
                resource_id: str = Path(pattern=ID_PATTERN)) -> Response:
-    """One note of the patient with its text, as the consistency check reads it (404 when not this patient's)."""
+    """One note of the patient with its text, as the consistency check reads it (404 when not this patient's).
+
+    ``DocumentReference/…`` or ``DiagnosticReport/…`` of a FHIR patient; a source row (``note/7``,
+    ``noteevents/7``) of a patient of an OMOP/MIMIC database loaded beside the views.
+    """
     state = server(request)
     ref = f"{resource_type}/{resource_id}"
     audit_context(request).detail["resource"] = ref
     access.require_read(principal, id, NOTE_TYPES)
-    state.asker.require_patient(id)
-    found = await anyio.to_thread.run_sync(data.note, state.asker.store, id, ref)
+    state.asker.require_patient(id, relational=True)
+    store = state.asker.store
+    if await anyio.to_thread.run_sync(store_has, store, id):
+        found = await anyio.to_thread.run_sync(data.note, store, id, ref) if resource_type[0].isupper() else None
+    else:
+        found = await anyio.to_thread.run_sync(_relational_note, store.db, id, ref)
     if found is None:
         raise ApiError(404, f"this patient has no note {ref}")
     return JsonResponse(found, headers={"Cache-Control": "no-store"})
