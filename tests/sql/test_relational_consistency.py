@@ -13,7 +13,6 @@ import json
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from fhirqa.consistency import check_patient
@@ -116,8 +115,11 @@ def test_a_patient_the_views_hold_is_read_from_the_views(store, sample_store):
 
 def test_an_omop_person_gets_the_same_verdicts_as_the_fhir_patient_they_were_exported_from(sample_store, sample_omop):
     """The example patients exported to OMOP: every entity of every note is judged as on the FHIR views."""
-    with duckdb.connect(str(sample_omop), read_only=True) as con:
-        people = con.execute("SELECT person_id, person_source_value FROM person ORDER BY person_id").fetchall()
+    from fhirqa.sql.engine import open_database
+
+    con = open_database(sample_omop)  # the process's one connection to the file (other tests open it too)
+    with con.lock:
+        people = con.raw.execute("SELECT person_id, person_source_value FROM person ORDER BY person_id").fetchall()
     compared = 0
     for person_id, patient_id in people:
         relational = check_patient(None, str(person_id), rows=RelationalPatientRows.open(sample_omop, str(person_id)))
