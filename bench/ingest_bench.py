@@ -8,6 +8,9 @@ each in a fresh subprocess pinned to one core:
                    default); its CPU column adds the worker processes' CPU;
   fhirqa-again     the same input ingested a second time into that store (nothing changes: the
                    incremental path); only the second ingest is timed;
+  fhirqa-add       one more patient (a copy of the first bundle under new UUIDs) ingested into the
+                   store of the whole input: the daily-load case; only that ingest is timed (its
+                   res/s is the new patient's resources over its time, to compare with a full load);
   fhir.resources   parsing every resource with the R4B pydantic models (parse only, no store);
   fhirpathpy       evaluating the same canonical ViewDefinitions with fhirpathpy (map only, no store),
                    on the files that fit in --budget seconds; its rate is extrapolated from that prefix.
@@ -108,6 +111,23 @@ def again():
     assert not report.changed, "the same input twice changed the store"
     return report.total_read
 _timed(again)
+""",
+    "fhirqa-add": """
+import sys, tempfile, uuid, fhirqa
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from ingest_bench import _UUID
+from fhirqa.sources import FileSource
+fhirqa.ingest([FileSource([sys.argv[1]])], sys.argv[2])
+first = sorted(Path(sys.argv[1]).glob('*.json'))[0]
+extra = Path(tempfile.mkdtemp()) / 'new-patient.json'
+namespace = uuid.uuid4()
+extra.write_bytes(_UUID.sub(lambda m: str(uuid.uuid5(namespace, m.group(0).decode())).encode(), first.read_bytes()))
+def add():
+    report = fhirqa.ingest([FileSource([extra])], sys.argv[2])
+    assert report.changed and not report.removed, "a new patient replaced stored resources"
+    return report.total_read
+_timed(add)
 """,
     "fhir.resources": """
 import sys, orjson
@@ -219,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                     seconds, cpu = seconds * expected / count, cpu * expected / count
                     total, note = startup + seconds, f"  (extrapolated from {count:,})"
                     count = expected
+                elif name == "fhirqa-add":
+                    note = "  (one new patient into the store of the whole input)"
                 else:
                     note = "" if count == expected else f"  (input has {expected:,})"
                 rate = count / seconds

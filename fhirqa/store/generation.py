@@ -1,12 +1,13 @@
-"""Build the next generation of a store from the staged batches of one ingest, in DuckDB.
+"""Build the next generation of a store from the staged parts of one ingest, in DuckDB.
 
-Only resource types that changed are rewritten; untouched parts are carried over by reference, and so
-is every canonical view whose inputs (its SQL and the mapped tables it reads) did not change.
-All set operations run in DuckDB over Parquet, so the merge spills to disk instead of filling memory.
-
-Staging keeps one file per resource type and kind (``resources-<Type>-<batch>.parquet``…), so
-rewriting a type reads that type's files only, and each table part is one ``COPY`` (whose result is
-the row count: nothing is read back).
+The generation decides, from the staged key files, which copy of each resource wins (the rules are in
+:mod:`fhirqa.store.merge`). New parts whose every row won (a first load, or new resources) are adopted
+as they are: moved into the generation folder and added to their table's list of parts. Only what
+must change is rewritten: a stored part that holds a replaced or deleted resource is rewritten without
+it, staged parts holding a losing copy are filtered, and when a table has too many parts its smallest
+ones are merged. Every canonical view whose inputs (its SQL and the mapped tables it reads) did not
+change is carried over by reference. Set operations run in DuckDB over Parquet, so they spill to disk
+instead of filling memory.
 """
 
 from __future__ import annotations
@@ -20,21 +21,21 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fhirqa.errors import FhirqaError
-from fhirqa.store.layout import Manifest, generation_dir
+from fhirqa.store.layout import Files, Manifest, generation_dir, part_list
 from fhirqa.store.mappings import Mapping
 from fhirqa.store.merge import STORED, Candidate, decide
+from fhirqa.store.parts import part_writer, rows_per_group, sort_grouped
+from fhirqa.store.staging import SORT_KEYS
 
 #: Memory DuckDB may use for the merge before it spills to the staging folder (env ``FHIRQA_MERGE_MEMORY``).
 MERGE_MEMORY = os.environ.get("FHIRQA_MERGE_MEMORY", "128MB")
 _STORE_PARQUET = "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE_BYTES '16MB'"
-_ROW_GROUP_BYTES = 16 << 20  # row groups of about this size (in memory): small enough for per-patient reads
 _CHUNK = 50_000  # decided rows handed to DuckDB at a time
-#: Columns unique per row (raw JSON, its hash, where it came from): no dictionary, no min/max statistics.
-_UNIQUE_COLUMNS = frozenset({"json", "hash", "origin"})
+#: Parts a table may have before its smallest ones are merged (each part is a file a per-patient read opens).
+MAX_PARTS = 32
 
 
 def _memory_bytes(setting: str) -> int:
@@ -92,24 +93,25 @@ def connect_scratch(temp_dir: Path) -> duckdb.DuckDBPyConnection:
 
 
 class _Staged:
-    """The staging folder's files by kind and resource type (or map table)."""
+    """The staging folder's files: key files and parts, by kind and resource type (or map table)."""
 
     def __init__(self, staging: Path) -> None:
         self.files: dict[tuple[str, str], list[Path]] = {}
         for path in sorted(staging.glob("*.parquet")):
             kind, _, rest = path.stem.partition("-")
-            name = rest.rpartition("-")[0] or rest
-            if kind in ("resources", "facts"):
-                self.files.setdefault((kind, name), []).append(path)
-            else:  # <map table>-<batch>
-                table = path.stem.rpartition("-")[0]
-                self.files.setdefault(("map", table), []).append(path)
+            if kind in ("keys", "resources", "facts"):
+                self.files.setdefault((kind, rest.rpartition("-")[0] or rest), []).append(path)
+            else:  # <map table>-<part>
+                self.files.setdefault(("map", path.stem.rpartition("-")[0]), []).append(path)
 
     def of(self, kind: str, name: str) -> list[Path]:
         return self.files.get((kind, name), [])
 
     def types(self) -> list[str]:
-        return sorted(name for kind, name in self.files if kind == "resources")
+        return sorted(name for kind, name in self.files if kind == "keys")
+
+    def keys(self) -> list[Path]:
+        return [p for t in self.types() for p in self.of("keys", t)]
 
 
 def _conflicts(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, str, list[Candidate]]]:
@@ -169,9 +171,8 @@ def _build(
     if not types:
         return current, changes
     meta = "resource_type, id, seq, version_id, last_updated, hash, deleted"
-    all_staged = [p for t in types for p in staged.of("resources", t)]
-    con.execute(f"CREATE VIEW staged AS SELECT {meta} FROM read_parquet({_sql_list(all_staged)})").fetchall()
-    stored_files = [db / rel for t, rel in sorted(current.files("resources").items()) if t in types]
+    con.execute(f"CREATE TEMP TABLE staged AS SELECT * FROM read_parquet({_sql_list(staged.keys())})").fetchall()
+    stored_files = [db / rel for t in types for rel in current.parts(f"resources/{t}")]
     if stored_files:
         stored = (
             f"SELECT resource_type, id, {STORED} AS seq, version_id, last_updated, hash, false AS deleted "
@@ -206,15 +207,23 @@ def _build(
             _insert(con, "removed", removed_rows, ["resource_type", "id"])
     _insert(con, "winners", win_rows, ["resource_type", "id", "seq"])
     _insert(con, "removed", removed_rows, ["resource_type", "id"])
+    # Each winner with the part that holds its content (a key without content never wins: see merge.decide).
+    con.execute(
+        "CREATE TEMP TABLE winning AS SELECT w.resource_type, w.id, k.part, k.content "
+        "FROM winners w JOIN staged k ON k.resource_type = w.resource_type AND k.id = w.id AND k.seq = w.seq"
+    ).fetchall()
+    empty = con.execute("SELECT resource_type, id FROM winning WHERE NOT content LIMIT 1").fetchall()
+    if empty:
+        raise FhirqaError(f"store merge: {empty[0][0]}/{empty[0][1]} won without content (a fhirqa bug; nothing stored)")
 
     counts = con.execute(
         "SELECT 'w', resource_type, count(*) FROM winners GROUP BY ALL "
         "UNION ALL SELECT 'r', resource_type, count(*) FROM removed GROUP BY ALL "
-        "UNION ALL SELECT 's', resource_type, count(*) FROM staged GROUP BY ALL"
+        "UNION ALL SELECT 'c', resource_type, count(*) FROM staged WHERE content GROUP BY ALL"
     ).fetchall()
-    staged_rows: dict[str, int] = {}
+    content_rows: dict[str, int] = {}
     for kind, rtype, count in counts:
-        {"w": changes.written, "r": changes.removed, "s": staged_rows}[kind][rtype] = count
+        {"w": changes.written, "r": changes.removed, "c": content_rows}[kind][rtype] = count
     if not changes.any:
         if not stale_views(current, views_dir):
             return current, changes
@@ -230,15 +239,122 @@ def _build(
     tables = dict(current.tables)
     touched = sorted(set(changes.written) | set(changes.removed))
     for rtype in touched:
-        # When every staged row of the type won (a first load), the staged files are the new rows as they are.
-        every = changes.written.get(rtype, 0) == staged_rows.get(rtype, -1)
-        _rewrite_type(con, db, out, tables, staged, rtype, rtype in changes.removed, every)
-        mapping = mappings.get(rtype)
-        if mapping is not None:
-            _rewrite_map(con, db, out, tables, staged, mapping, rtype in changes.removed, every)
+        # When every staged copy with content won (a first load, new resources), its parts are adopted whole.
+        every = changes.written.get(rtype, 0) == content_rows.get(rtype, 0)
+        removed = rtype in changes.removed
+        t, prefix = _literal(rtype), _literal(rtype + "/")
+        tables_of_type = [
+            _Table(f"resources/{rtype}", "resources", rtype, "id", "''", SORT_KEYS["resources"]),
+            _Table(f"facts/{rtype}", "facts", rtype, "resource_id", "''", SORT_KEYS["facts"]),
+        ]
+        if rtype in mappings:
+            table = mappings[rtype].table
+            tables_of_type.append(_Table(f"map/{table}", "map", table, "ref", prefix, SORT_KEYS["map"]))
+        for spec in tables_of_type:
+            new = staged.of(spec.kind, spec.name)
+            parts = _keep_stored(con, db, out, tables, spec, t, removed)
+            parts += _add_new(con, db, out, spec, t, new, every) if new else []
+            parts = _merge_small(con, db, out, spec, parts)
+            if parts:
+                tables[spec.key] = parts
+            else:
+                tables.pop(spec.key, None)
     changed_maps = {mappings[t].table for t in touched if t in mappings}
     _build_views(con, db, out, tables, mappings, views_dir, changed_maps)
     return Manifest(generation, "", tables), changes
+
+
+@dataclass(frozen=True)
+class _Table:
+    """One lossless table of a resource type: its manifest key, the id column and how its parts sort."""
+
+    key: str  # resources/<Type>, facts/<Type>, map/<table>
+    kind: str  # resources, facts, map: the folder of its parts
+    name: str  # <Type> or <table>
+    id_column: str  # the column that names the resource: id, resource_id, ref
+    prefix: str  # SQL literal put before a resource id to match id_column ('Observation/' for ref)
+    sort: list[str]
+
+    @property
+    def folder(self) -> str:
+        return "maps" if self.kind == "map" else self.kind
+
+
+def _keep_stored(
+    con: duckdb.DuckDBPyConnection, db: Path, out: Path, tables: dict[str, Files], spec: _Table, t: str,
+    any_removed: bool,
+) -> list[str]:
+    """The stored parts of ``spec``, each one holding a replaced or deleted resource rewritten without it."""
+    old = part_list(tables.get(spec.key))
+    if not old or not any_removed:
+        return old
+    gone = f"(SELECT {spec.prefix} || id AS k FROM removed WHERE resource_type = {t})"
+    hit = {
+        Path(row[0]).resolve()
+        for row in con.execute(
+            f"SELECT DISTINCT filename FROM read_parquet({_sql_list([db / rel for rel in old])}, filename = true) "
+            f"WHERE {spec.id_column} IN {gone}"
+        ).fetchall()
+    }
+    kept = []
+    for number, rel in enumerate(old):
+        if (db / rel).resolve() not in hit:
+            kept.append(rel)
+            continue
+        path = out / spec.folder / f"{spec.name}-kept{number:04d}.parquet"
+        select = f"SELECT o.* FROM read_parquet({_quote(db / rel)}) o ANTI JOIN {gone} r ON r.k = o.{spec.id_column}"
+        if _write(con, select, ", ".join(spec.sort), path, _Size.of([db / rel])):
+            kept.append(str(path.relative_to(db)))
+        else:
+            path.unlink(missing_ok=True)
+    return kept
+
+
+def _add_new(
+    con: duckdb.DuckDBPyConnection, db: Path, out: Path, spec: _Table, t: str, new: list[Path], every: bool
+) -> list[str]:
+    """The staged parts of ``spec``: adopted as they are when every copy in them won, else filtered to the winners."""
+    folder = out / spec.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    if every:
+        adopted = []
+        for path in new:
+            target = folder / f"{spec.name}-{path.stem.rpartition('-')[2]}.parquet"
+            os.replace(path, target)
+            adopted.append(str(target.relative_to(db)))
+        return adopted
+    won = (
+        f"(SELECT {spec.prefix} || id AS k, part FROM winning WHERE resource_type = {t})"
+    )
+    select = (
+        f"SELECT s.* EXCLUDE (filename) FROM read_parquet({_sql_list(new)}, filename = true, union_by_name = true) s "
+        f"SEMI JOIN {won} w ON w.k = s.{spec.id_column} "
+        "AND w.part = regexp_extract(s.filename, '-([^-/]*)\\.parquet$', 1)"
+    )
+    path = folder / f"{spec.name}-new.parquet"
+    if _write(con, select, ", ".join(spec.sort), path, _Size.of(new)):
+        return [str(path.relative_to(db))]
+    path.unlink(missing_ok=True)
+    return []
+
+
+def _merge_small(con: duckdb.DuckDBPyConnection, db: Path, out: Path, spec: _Table, parts: list[str]) -> list[str]:
+    """``parts``, its smallest ones merged into one sorted part when there are more than :data:`MAX_PARTS`.
+
+    Merging the smallest keeps the work of one ingest near the size of what it added (big parts stay as
+    they are), and brings the count down to half the limit so the next ingests add parts freely.
+    """
+    if len(parts) <= MAX_PARTS:
+        return parts
+    by_size = sorted(parts, key=lambda rel: (db / rel).stat().st_size)
+    merge = by_size[: len(parts) - MAX_PARTS // 2 + 1]
+    paths = [db / rel for rel in merge]
+    target = out / spec.folder / f"{spec.name}-merged.parquet"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    select = f"SELECT * FROM read_parquet({_sql_list(paths)}, union_by_name = true)"
+    written = _write(con, select, ", ".join(spec.sort), target, _Size.of(paths))
+    kept = [rel for rel in parts if rel not in merge]
+    return [*kept, str(target.relative_to(db))] if written else kept
 
 
 @dataclass
@@ -305,7 +421,7 @@ def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, 
                 within.append(f"{key} < {_literal(high)}")
             ranges.append(" AND ".join(within))
         ranges.append(f"{key} IS NULL")  # nulls last, as ORDER BY and Arrow's sort put them
-    rows_per_group = max(1_000, min(122_880, size.rows * _ROW_GROUP_BYTES // max(size.bytes, 1)))
+    group_rows = rows_per_group(size.rows, size.bytes)
     written = 0
     writer: pq.ParquetWriter | None = None
     try:
@@ -313,12 +429,9 @@ def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, 
             query = f"SELECT * FROM _sorted_input WHERE {cond}" if cond else select
             table = con.sql(query).to_arrow_table()
             if writer is None:
-                indexed = [name for name in table.schema.names if name not in _UNIQUE_COLUMNS]
-                writer = pq.ParquetWriter(
-                    path, table.schema, compression="zstd", use_dictionary=indexed, write_statistics=indexed
-                )
+                writer = part_writer(path, table.schema)
             if table.num_rows:
-                writer.write_table(sort_grouped(table, keys), row_group_size=rows_per_group)
+                writer.write_table(sort_grouped(table, keys), row_group_size=group_rows)
                 written += table.num_rows
             del table
     finally:
@@ -327,124 +440,20 @@ def _write(con: duckdb.DuckDBPyConnection, select: str, order: str, path: Path, 
     return written
 
 
-def sort_grouped(table: pa.Table, keys: list[str]) -> pa.Table:
-    """``table`` stably sorted by ``keys`` (ascending, nulls last), cheaply when equal keys arrive together.
-
-    Staged rows come grouped (a bundle is one patient's), so the table is a few runs of equal keys: the
-    runs are ordered by their first row and copied back together in that order, a fraction of a full
-    sort (815k facts: 0.08 s instead of 0.27 s). The result is one chunk per column, because the
-    Parquet writer is slower on many small chunks. Rows that are not grouped (resources by patient and
-    id: every row its own run) are sorted in full.
-    """
-    rows = table.num_rows
-    if rows < 2:
-        return table
-    change: pa.Array | None = None
-    starts: list[int] = []
-    for key in keys:
-        column = table[key]
-        after, before = column.slice(1), column.slice(0, rows - 1)
-        differs = pc.or_(
-            pc.fill_null(pc.not_equal(after, before), False), pc.xor(pc.is_null(after), pc.is_null(before))
-        )
-        change = differs if change is None else pc.or_(change, differs)
-        starts = [0, *(i + 1 for i in pc.indices_nonzero(change).to_pylist())]
-        if len(starts) > rows // 8:  # hardly grouped: a full sort is cheaper than cutting runs
-            return table.sort_by([(k, "ascending") for k in keys])
-    heads = table.select(keys).take(pa.array(starts, pa.int64()))
-    order = pc.sort_indices(heads, sort_keys=[(k, "ascending") for k in keys]).to_pylist()
-    if order == sorted(order):
-        return table  # already in order
-    ends = [*starts[1:], rows]
-    return pa.concat_tables([table.slice(starts[i], ends[i] - starts[i]) for i in order]).combine_chunks()
-
-
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _parts(old: str | None, keep_old: str, new_files: list[Path], new: str) -> str | None:
-    parts = [p for p in ((keep_old if old else None), (new if new_files else None)) if p]
-    return " UNION ALL BY NAME ".join(parts) if parts else None
-
-
-def _commit(tables: dict[str, str], db: Path, key: str, path: Path, written: int) -> None:
-    if written:
-        tables[key] = str(path.relative_to(db))
-    else:
-        path.unlink(missing_ok=True)
-        tables.pop(key, None)
-
-
-def _rewrite_type(
-    con: duckdb.DuckDBPyConnection, db: Path, out: Path, tables: dict[str, str], staged: _Staged, rtype: str,
-    any_removed: bool, every_staged_won: bool = False,
+def register_maps(
+    con: duckdb.DuckDBPyConnection, db: Path, tables: dict[str, Files], mappings: dict[str, Mapping]
 ) -> None:
-    t = _literal(rtype)
-    winners = f"(SELECT id, seq FROM winners WHERE resource_type = {t})"
-    semi = "" if every_staged_won else f"SEMI JOIN {winners} w ON w.id = {{alias}}.{{key}} AND w.seq = {{alias}}.seq"
-    removed = f"(SELECT id FROM removed WHERE resource_type = {t})"
-
-    old = tables.get(f"resources/{rtype}")
-    files = staged.of("resources", rtype)
-    keep_old = f"SELECT o.* FROM read_parquet({_quote(db / old)}) o" if old else ""
-    if old and any_removed:
-        keep_old += f" ANTI JOIN {removed} r ON r.id = o.id"
-    new = (
-        "SELECT s.resource_type, s.id, s.patient_id, s.version_id, s.last_updated, s.hash, s.origin, s.json "
-        f"FROM read_parquet({_sql_list(files)}) s {semi.format(alias='s', key='id')}"
-    )
-    path = out / "resources" / f"{rtype}.parquet"
-    select = _parts(old, keep_old, files, new)
-    size = _Size.of([*([db / old] if old else []), *files])
-    _commit(tables, db, f"resources/{rtype}", path, _write(con, select, "patient_id, id", path, size) if select else 0)
-
-    old_facts = tables.get(f"facts/{rtype}")
-    fact_files = staged.of("facts", rtype)
-    keep_facts = f"SELECT o.* FROM read_parquet({_quote(db / old_facts)}) o" if old_facts else ""
-    if old_facts and any_removed:
-        keep_facts += f" ANTI JOIN {removed} r ON r.id = o.resource_id"
-    new_facts = (
-        f"SELECT f.* EXCLUDE (seq) FROM read_parquet({_sql_list(fact_files)}) f "
-        f"{semi.format(alias='f', key='resource_id')}"
-    )
-    fpath = out / "facts" / f"{rtype}.parquet"
-    select = _parts(old_facts, keep_facts, fact_files, new_facts)
-    size = _Size.of([*([db / old_facts] if old_facts else []), *fact_files])
-    _commit(tables, db, f"facts/{rtype}", fpath, _write(con, select, "patient_id", fpath, size) if select else 0)
-
-
-def _rewrite_map(
-    con: duckdb.DuckDBPyConnection, db: Path, out: Path, tables: dict[str, str], staged: _Staged, mapping: Mapping,
-    any_removed: bool, every_staged_won: bool = False,
-) -> None:
-    t = _literal(mapping.resource_type)
-    prefix = _literal(mapping.resource_type + "/")
-    key = f"map/{mapping.table}"
-    old = tables.get(key)
-    files = staged.of("map", mapping.table)
-    keep_old = f"SELECT o.* FROM read_parquet({_quote(db / old)}) o" if old else ""
-    if old and any_removed:
-        keep_old += f" ANTI JOIN (SELECT {prefix} || id AS ref FROM removed WHERE resource_type = {t}) r ON r.ref = o.ref"
-    new = f"SELECT m.* EXCLUDE (seq) FROM read_parquet({_sql_list(files)}, union_by_name = true) m"
-    if not every_staged_won:
-        new += (
-            f" SEMI JOIN (SELECT {prefix} || id AS ref, seq FROM winners WHERE resource_type = {t}) w "
-            "ON w.ref = m.ref AND w.seq = m.seq"
-        )
-    path = out / "maps" / f"{mapping.table}.parquet"
-    select = _parts(old, keep_old, files, new)
-    size = _Size.of([*([db / old] if old else []), *files])
-    _commit(tables, db, key, path, _write(con, select, "patient_id, ref", path, size) if select else 0)
-
-
-def register_maps(con: duckdb.DuckDBPyConnection, db: Path, tables: dict[str, str], mappings: dict[str, Mapping]) -> None:
     """Make every mapped table queryable by name; absent ones as empty tables of the right schema."""
     for mapping in mappings.values():
-        rel = tables.get(f"map/{mapping.table}")
-        if rel:
+        parts = part_list(tables.get(f"map/{mapping.table}"))
+        if parts:
+            listing = _sql_list([db / rel for rel in parts])
             con.execute(
-                f"CREATE OR REPLACE VIEW {mapping.table} AS SELECT * FROM read_parquet({_quote(db / rel)})"
+                f"CREATE OR REPLACE VIEW {mapping.table} AS SELECT * FROM read_parquet({listing}, union_by_name = true)"
             ).fetchall()
         else:
             con.register(f"_empty_{mapping.table}", mapping.schema.empty_table())
@@ -462,8 +471,8 @@ def stale_views(current: Manifest, views_dir: Path) -> list[str]:
         return []
     stale = []
     for name, sql_path in view_files(views_dir).items():
-        previous = current.tables.get(f"view/{name}")
-        if previous is None or Path(previous).stem != f"{name}-{_view_digest(sql_path)}":
+        previous = current.parts(f"view/{name}")
+        if len(previous) != 1 or Path(previous[0]).stem != f"{name}-{_view_digest(sql_path)}":
             stale.append(name)
     return stale
 
@@ -477,7 +486,7 @@ def _build_views(
     con: duckdb.DuckDBPyConnection,
     db: Path,
     out: Path,
-    tables: dict[str, str],
+    tables: dict[str, Files],
     mappings: dict[str, Mapping],
     views_dir: Path,
     changed_maps: set[str] | None = None,
@@ -492,15 +501,15 @@ def _build_views(
         sql = sql_path.read_text("utf-8").strip().rstrip(";")
         digest = _view_digest(sql_path)
         key = f"view/{name}"
-        previous = tables.get(key)
+        previous = part_list(tables.get(key))
         reads = {m.table for m in mappings.values() if re.search(rf"\b{re.escape(m.table)}\b", sql)}
         if (
             changed_maps is not None
-            and previous is not None
-            and Path(previous).stem == f"{name}-{digest}"
+            and len(previous) == 1
+            and Path(previous[0]).stem == f"{name}-{digest}"
             and reads
             and not reads & changed_maps
-            and (db / previous).exists()
+            and (db / previous[0]).exists()
         ):
             continue
         path = out / "views" / f"{name}-{digest}.parquet"

@@ -144,7 +144,7 @@ def _ingest(
         current = read_manifest(db)
         collect_garbage(db, current)
         staging = db / "tmp" / uuid.uuid4().hex
-        stored = current.files("resources")
+        stored = [db / rel for parts in current.files("resources").values() for rel in parts]
         plan = parallel.plan_files(sources) if workers != 1 else None
         groups = parallel.deal(plan[0], parallel.choose_workers(workers, plan[0])) if plan else []
         seq = 0
@@ -155,12 +155,12 @@ def _ingest(
                 assert plan is not None
                 report.skipped_files.extend(plan[1])
                 shards = parallel.stage_in_parallel(
-                    groups, staging, batch_size, (db / rel for rel in stored.values()), strict, progress
+                    groups, staging, batch_size, stored, strict, progress
                 )
                 problems = _merge_shards(report, shards)
                 seq = sum(shard.records for shard in shards)
             else:
-                index = HashIndex.of_files(db / rel for rel in stored.values()) if stored else None
+                index = HashIndex.of_files(stored) if stored else None
                 stager = Stager(staging, mappings, batch_size, stored=index)
                 for source in sources:
                     for record in source.records():

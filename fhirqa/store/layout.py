@@ -2,14 +2,16 @@
 
 ```
 DB/
-  manifest.json          which Parquet file holds each table part (replaced atomically)
+  manifest.json          which Parquet files hold each table (replaced atomically)
   gen/000007/…           files written by generation 7 (later generations reuse untouched ones)
   quarantine/*.ndjson    records that were rejected, with the reason
   tmp/                   staging of an ingest in progress (removed at the next ingest)
   .lock                  held by the one writer
 ```
 A reader opens ``manifest.json`` and sees one consistent generation; a writer prepares a whole
-generation, then swaps the manifest with ``os.replace``. A crash before the swap leaves the previous
+generation, then swaps the manifest with ``os.replace``. A view is one file; the lossless tables
+(``resources/<Type>``, ``facts/<Type>``, ``map/<table>``) are lists of parts, each sorted by patient,
+so an ingest that adds resources adds parts and leaves the stored ones as they are. A crash before the swap leaves the previous
 generation readable; the leftovers are removed by the next writer.
 """
 
@@ -29,21 +31,41 @@ import orjson
 from fhirqa.errors import StoreError
 
 MANIFEST = "manifest.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Formats this fhirqa reads (1: every table one file, written before tables had parts).
+READABLE_FORMATS = (1, 2)
+
+#: A table's files: one path (views, and every table of a format-1 store) or a list of parts.
+Files = str | list[str]
+
+
+def part_list(files: Files | None) -> list[str]:
+    """The parts of a table entry, as a list (none for a missing entry)."""
+    if files is None:
+        return []
+    return [files] if isinstance(files, str) else list(files)
 
 
 @dataclass
 class Manifest:
-    """Table parts of one generation: logical name (``resources/Observation``, ``view/observation``) → file."""
+    """Tables of one generation: logical name (``resources/Observation``, ``view/observation``) → file(s)."""
 
     generation: int = 0
     created: str = ""
-    tables: dict[str, str] = field(default_factory=dict)
+    tables: dict[str, Files] = field(default_factory=dict)
 
-    def files(self, prefix: str) -> dict[str, str]:
-        """Parts whose logical name starts with ``prefix/``, keyed by the rest of the name."""
+    def files(self, prefix: str) -> dict[str, list[str]]:
+        """Parts of the tables whose logical name starts with ``prefix/``, keyed by the rest of the name."""
         start = prefix + "/"
-        return {k[len(start) :]: v for k, v in self.tables.items() if k.startswith(start)}
+        return {k[len(start) :]: part_list(v) for k, v in self.tables.items() if k.startswith(start)}
+
+    def parts(self, key: str) -> list[str]:
+        """The files of table ``key`` (relative to the store), none when it is absent."""
+        return part_list(self.tables.get(key))
+
+    def all_files(self) -> list[str]:
+        """Every file the generation references."""
+        return [rel for value in self.tables.values() for rel in part_list(value)]
 
     def to_json(self) -> bytes:
         """The manifest as JSON bytes."""
@@ -62,8 +84,10 @@ def read_manifest(db: Path) -> Manifest:
         data = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:
         raise StoreError(f"{path}: corrupt manifest ({exc})") from exc
-    if data.get("format") != FORMAT_VERSION:
-        raise StoreError(f"{path}: store format {data.get('format')!r}, this fhirqa reads {FORMAT_VERSION}")
+    if data.get("format") not in READABLE_FORMATS:
+        raise StoreError(
+            f"{path}: store format {data.get('format')!r}, this fhirqa reads formats {list(READABLE_FORMATS)}"
+        )
     return Manifest(int(data["generation"]), str(data.get("created", "")), dict(data["tables"]))
 
 
@@ -82,7 +106,7 @@ def sync_generation(db: Path, manifest: Manifest) -> None:
     bytes never reached the disk (filesystems order a rename's metadata, not other files' data).
     """
     folder = generation_dir(db, manifest.generation)
-    written = [db / rel for rel in manifest.tables.values() if (db / rel).is_relative_to(folder)]
+    written = [db / rel for rel in manifest.all_files() if (db / rel).is_relative_to(folder)]
     for path in written:
         _fsync(path)
     for directory in sorted({p.parent for p in written} | {folder, folder.parent}, key=lambda p: -len(p.parts)):
@@ -130,7 +154,7 @@ def collect_garbage(db: Path, manifest: Manifest) -> None:
     Only a writer holding the lock calls this, after its own commit or before its own staging.
     """
     shutil.rmtree(db / "tmp", ignore_errors=True)
-    live = {(db / rel).resolve() for rel in manifest.tables.values()}
+    live = {(db / rel).resolve() for rel in manifest.all_files()}
     gen_root = db / "gen"
     if not gen_root.exists():
         return

@@ -1,12 +1,17 @@
-"""Stage incoming resources as Parquet batches: raw JSON, facts and mapped rows.
+"""Stage incoming resources: raw JSON, facts and mapped rows as table parts in their final form.
 
 Work per resource happens once, here, as it streams in: one JSON dump (stored, and hashed), one walk
-that checks the resource and emits its facts, one run of its canonical map. Batches go to disk, one file
-per resource type and kind, whenever the pending facts or resources pass a budget, so memory stays flat
-however large the input is and the merge reads only the files of the type it rewrites.
+that checks the resource and emits its facts, one run of its canonical map. When the pending rows pass
+a budget the largest resource types are flushed, each as parts (``resources-``, ``facts-`` and the map
+table's, compressed and sorted by patient: :mod:`fhirqa.store.parts`) plus a small ``keys-`` file
+(key, version, hash, ``seq`` of every staged record) that the generation decides the winners from.
+When every new row wins (a first load, or an ingest that adds resources) the generation adopts the
+parts as they are; memory stays flat however large the input is.
 
-A resource whose bytes are identical to a stored one (its hash is in the store's :class:`HashIndex`)
-is staged as a key and a hash only: it cannot change the store, so it is neither flattened nor mapped.
+A part holds one copy of a resource at most (a second copy of an id flushes its type first), so a
+copy is named by its id and its part. A resource whose bytes are identical to a stored one (its hash
+is in the store's :class:`HashIndex`) is staged as a key and a hash only: it cannot change the store,
+so it is neither flattened nor mapped.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import pyarrow.parquet as pq
 from fhirqa.normalize.flatten import FactColumns
 from fhirqa.normalize.validate import MAX_STRING, InvalidResource
 from fhirqa.store.mappings import Mapping
+from fhirqa.store.parts import write_part
 
 RESOURCE_SCHEMA = pa.schema(
     [
@@ -38,8 +44,20 @@ RESOURCE_SCHEMA = pa.schema(
         ("hash", pa.string()),
         ("origin", pa.string()),
         ("json", pa.string()),
+    ]
+)
+#: What the generation decides from: every staged record (content or not), in arrival order ``seq``.
+KEY_SCHEMA = pa.schema(
+    [
+        ("resource_type", pa.string()),
+        ("id", pa.string()),
         ("seq", pa.int64()),
+        ("version_id", pa.string()),
+        ("last_updated", pa.string()),
+        ("hash", pa.string()),
         ("deleted", pa.bool_()),
+        ("content", pa.bool_()),  # its resource, facts and mapped rows are in the part named ``part``
+        ("part", pa.string()),
     ]
 )
 FACT_SCHEMA = pa.schema(
@@ -54,10 +72,10 @@ FACT_SCHEMA = pa.schema(
         ("seq", pa.int64()),
     ]
 )
-#: Staging files are read once by the merge and deleted: no compression, no statistics.
-_STAGING_PARQUET = {"compression": "none", "write_statistics": False}
-#: Resource columns worth a dictionary (the JSON, hash, id and origin are unique per row).
-_RESOURCE_DICTIONARY = ["resource_type", "patient_id", "version_id", "last_updated"]
+#: Sort order of each kind of part (facts: stable, so a resource's facts stay in document order).
+SORT_KEYS = {"resources": ["patient_id", "id"], "facts": ["patient_id"], "map": ["patient_id", "ref"]}
+#: Key files are read once by the generation and deleted: no compression, no statistics.
+_KEYS_PARQUET = {"compression": "none", "write_statistics": False}
 
 
 def content_hash(resource: dict[str, Any]) -> str:
@@ -114,49 +132,53 @@ class HashIndex:
 
 
 class _TypeBatch:
-    """Pending rows of one resource type."""
+    """Pending rows of one resource type: a key row per staged record, content rows for new content."""
 
-    __slots__ = ("deleted", "facts", "hash", "id", "json", "last_updated", "mapped", "origin", "patient_id",
-                 "seq", "version_id")
+    __slots__ = ("content_ids", "facts", "json_bytes", "keys", "mapped", "rows")
 
     def __init__(self) -> None:
-        self.id: list[str] = []
-        self.patient_id: list[str | None] = []
-        self.version_id: list[str | None] = []
-        self.last_updated: list[str | None] = []
-        self.hash: list[str | None] = []
-        self.origin: list[str] = []
-        self.json: list[bytes | None] = []
-        self.seq: list[int] = []
-        self.deleted: list[bool] = []
+        # resource_type is added at flush; the rest as KEY_SCHEMA orders them
+        self.keys: tuple[list, ...] = ([], [], [], [], [], [], [])  # id, seq, version, updated, hash, deleted, content
+        # id, patient_id, version_id, last_updated, hash, origin, json: RESOURCE_SCHEMA after resource_type
+        self.rows: tuple[list, ...] = ([], [], [], [], [], [], [])
+        self.content_ids: set[str] = set()
+        self.json_bytes = 0
         self.facts = FactColumns()
         self.mapped: list[tuple] = []
 
-    def resource_table(self, rtype: str) -> pa.Table:
-        count = len(self.id)
+    def __len__(self) -> int:
+        return len(self.keys[0])
+
+    def weight(self) -> int:
+        """What this batch holds, in facts (a resource counts as ten): what a flush frees."""
+        return len(self.facts) + 10 * len(self)
+
+    def key_table(self, rtype: str, part: str) -> pa.Table:
+        count = len(self)
+        ids, seqs, versions, updated, hashes, deleted, content = self.keys
         return pa.Table.from_arrays(
-            [
-                pa.array([rtype] * count, pa.string()),
-                pa.array(self.id, pa.string()),
-                pa.array(self.patient_id, pa.string()),
-                pa.array(self.version_id, pa.string()),
-                pa.array(self.last_updated, pa.string()),
-                pa.array(self.hash, pa.string()),
-                pa.array(self.origin, pa.string()),
-                pa.array(self.json, pa.string()),
-                pa.array(self.seq, pa.int64()),
-                pa.array(self.deleted, pa.bool_()),
-            ],
+            [pa.array([rtype] * count, pa.string()), pa.array(ids, pa.string()), pa.array(seqs, pa.int64()),
+             pa.array(versions, pa.string()), pa.array(updated, pa.string()), pa.array(hashes, pa.string()),
+             pa.array(deleted, pa.bool_()), pa.array(content, pa.bool_()), pa.array([part] * count, pa.string())],
+            schema=KEY_SCHEMA,
+        )
+
+    def resource_table(self, rtype: str) -> pa.Table:
+        count = len(self.rows[0])
+        return pa.Table.from_arrays(
+            [pa.array([rtype] * count, pa.string()),
+             *(pa.array(column, pa.string()) for column in self.rows)],
             schema=RESOURCE_SCHEMA,
         )
 
 
 class Stager:
-    """Accumulates staged rows and writes them to ``folder`` in numbered Parquet batches.
+    """Accumulates staged records and writes them to ``folder`` as parts and key files, per resource type.
 
-    Files: ``resources-<Type>-<batch>.parquet``, ``facts-<Type>-<batch>.parquet`` and
-    ``<map table>-<batch>.parquet``, where ``<batch>`` is ``tag`` and a batch number. ``batch_size`` bounds the pending resources, ``fact_budget`` the
-    pending facts (what memory is made of).
+    Files: ``keys-<Type>-<part>.parquet``, ``resources-<Type>-<part>.parquet``,
+    ``facts-<Type>-<part>.parquet`` and ``<map table>-<part>.parquet``, where ``<part>`` is ``tag`` and a
+    flush number. ``batch_size`` bounds the pending records, ``fact_budget`` the pending facts (what
+    memory is made of): past either, the heaviest types are flushed until half is left.
     """
 
     def __init__(
@@ -165,25 +187,28 @@ class Stager:
         mappings: dict[str, Mapping],
         batch_size: int = 10_000,
         *,
-        fact_budget: int = 200_000,
+        fact_budget: int = 500_000,
+        json_budget: int = 64 << 20,
         stored: HashIndex | None = None,
         max_string: int = MAX_STRING,
         tag: str = "",
     ) -> None:
         self.folder = folder
-        self.tag = tag  # prefix of this stager's batch numbers (parallel workers share one folder)
+        self.tag = tag  # prefix of this stager's part names (parallel workers share one folder)
         self.mappings = mappings
         self.batch_size = batch_size
         self.fact_budget = fact_budget
+        self.json_budget = json_budget
         self.stored = stored if stored is not None and len(stored) else None
         self.max_string = max_string
-        self.batches = 0
+        self.batches = 0  # parts written (one flush of one type)
         self.unchanged = 0  # resources identical to their stored copy (staged as key and hash only)
         self.mapping_problems: list[tuple[str, str]] = []  # (Type/id, reason) rows a map could not produce
         folder.mkdir(parents=True, exist_ok=True)
         self._types: dict[str, _TypeBatch] = {}
         self._pending = 0
         self._pending_facts = 0
+        self._pending_json = 0
 
     def _batch(self, rtype: str) -> _TypeBatch:
         batch = self._types.get(rtype)
@@ -201,7 +226,7 @@ class Stager:
         rid: str = resource["id"]
         batch = self._batch(rtype)
         if deleted:
-            self._row(batch, rid, None, None, None, None, origin, None, seq, True)
+            self._key(batch, rid, seq, None, None, None, True, False)
             return
         try:
             data = orjson.dumps(resource)
@@ -217,8 +242,11 @@ class Stager:
         if self.stored is not None and digest.digest() in self.stored:
             # Byte-identical to the stored copy (checked when it was stored): it can only be kept.
             self.unchanged += 1
-            self._row(batch, rid, patient_id, version, updated, digest.hexdigest(), origin, None, seq, False)
+            self._key(batch, rid, seq, version, updated, digest.hexdigest(), False, False)
             return
+        if rid in batch.content_ids:  # a part holds one copy of a resource: the earlier one goes first
+            self._flush_type(rtype)
+            batch = self._batch(rtype)
         facts = batch.facts
         before = len(facts)
         facts.add_checked(resource, patient_id, seq, self.max_string, long_strings=len(data) > self.max_string)
@@ -226,24 +254,30 @@ class Stager:
         mapping = self.mappings.get(rtype)
         if mapping is not None:
             self._map(batch, mapping, resource, patient_id, f"{rtype}/{rid}", seq)
-        self._row(batch, rid, patient_id, version, updated, digest.hexdigest(), origin, data, seq, False)
+        hexdigest = digest.hexdigest()
+        batch.content_ids.add(rid)
+        for column, value in zip(batch.rows, (rid, patient_id, version, updated, hexdigest, origin, data), strict=True):
+            column.append(value)
+        batch.json_bytes += len(data)
+        self._pending_json += len(data)
+        self._key(batch, rid, seq, version, updated, hexdigest, False, True)
 
-    def _row(
-        self, batch: _TypeBatch, rid: str, patient_id: str | None, version: str | None, updated: str | None,
-        digest: str | None, origin: str, data: bytes | None, seq: int, deleted: bool,
+    def _key(
+        self, batch: _TypeBatch, rid: str, seq: int, version: str | None, updated: str | None, digest: str | None,
+        deleted: bool, content: bool,
     ) -> None:
-        batch.id.append(rid)
-        batch.patient_id.append(patient_id)
-        batch.version_id.append(version)
-        batch.last_updated.append(updated)
-        batch.hash.append(digest)
-        batch.origin.append(origin)
-        batch.json.append(data)
-        batch.seq.append(seq)
-        batch.deleted.append(deleted)
+        for column, value in zip(batch.keys, (rid, seq, version, updated, digest, deleted, content), strict=True):
+            column.append(value)
         self._pending += 1
-        if self._pending >= self.batch_size or self._pending_facts >= self.fact_budget:
-            self.flush()
+        if (self._pending >= self.batch_size or self._pending_facts >= self.fact_budget
+                or self._pending_json >= self.json_budget):
+            self._relieve()
+
+    def _relieve(self) -> None:
+        """Flush the heaviest types until half of every budget is left."""
+        while self._types and (self._pending > self.batch_size // 2 or self._pending_facts > self.fact_budget // 2
+                               or self._pending_json > self.json_budget // 2):
+            self._flush_type(max(self._types, key=lambda t: self._types[t].weight()))
 
     def _map(
         self, batch: _TypeBatch, mapping: Mapping, resource: dict[str, Any], patient_id: str | None, ref: str, seq: int
@@ -255,30 +289,35 @@ class Stager:
             return
         bucket = batch.mapped
         for row in rows:
-            bucket.append((patient_id, ref, *row, seq))
+            bucket.append((patient_id, ref, *row))
 
     def flush(self) -> None:
-        """Write the pending batch (if any) as Parquet files and start a new one."""
-        if not self._pending:
+        """Write every pending batch (if any) as parts."""
+        for rtype in list(self._types):
+            self._flush_type(rtype)
+
+    def _flush_type(self, rtype: str) -> None:
+        batch = self._types.pop(rtype, None)
+        if batch is None or not len(batch):
             return
         self.batches += 1
-        tag = f"{self.tag}{self.batches:06d}"  # no '-': the merge splits file names on it
-        for rtype, batch in self._types.items():
-            pq.write_table(batch.resource_table(rtype), self.folder / f"resources-{rtype}-{tag}.parquet",
-                           use_dictionary=_RESOURCE_DICTIONARY, **_STAGING_PARQUET)
-            if len(batch.facts):
-                pq.write_table(batch.facts.to_arrow(FACT_SCHEMA), self.folder / f"facts-{rtype}-{tag}.parquet",
-                               **_STAGING_PARQUET)
-            mapping = self.mappings.get(rtype)
-            if mapping is not None and batch.mapped:
-                schema = mapping.schema.append(pa.field("seq", pa.int64()))
-                columns = list(zip(*batch.mapped, strict=True))
-                arrays = [_to_array(list(col), field.type) for col, field in zip(columns, schema, strict=True)]
-                pq.write_table(pa.Table.from_arrays(arrays, schema=schema),
-                               self.folder / f"{mapping.table}-{tag}.parquet", **_STAGING_PARQUET)
-        self._types = {}
-        self._pending = 0
-        self._pending_facts = 0
+        part = f"{self.tag}{self.batches:06d}"  # no '-': the generation splits file names on it
+        pq.write_table(batch.key_table(rtype, part), self.folder / f"keys-{rtype}-{part}.parquet", **_KEYS_PARQUET)
+        if batch.rows[0]:
+            write_part(batch.resource_table(rtype), self.folder / f"resources-{rtype}-{part}.parquet",
+                       SORT_KEYS["resources"])
+        if len(batch.facts):
+            write_part(batch.facts.to_arrow(FACT_SCHEMA).drop_columns(["seq"]),
+                       self.folder / f"facts-{rtype}-{part}.parquet", SORT_KEYS["facts"])
+        mapping = self.mappings.get(rtype)
+        if mapping is not None and batch.mapped:
+            columns = list(zip(*batch.mapped, strict=True))
+            arrays = [_to_array(list(col), field.type) for col, field in zip(columns, mapping.schema, strict=True)]
+            write_part(pa.Table.from_arrays(arrays, schema=mapping.schema),
+                       self.folder / f"{mapping.table}-{part}.parquet", SORT_KEYS["map"])
+        self._pending -= len(batch)
+        self._pending_facts -= len(batch.facts)
+        self._pending_json -= batch.json_bytes
 
 
 def _to_array(values: list[Any], arrow_type: pa.DataType) -> pa.Array:

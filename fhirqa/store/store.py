@@ -99,11 +99,12 @@ class Store:
         manifest = self.manifest
         con = duckdb.connect()
         con.execute("SET TimeZone = 'UTC'")
-        for name, rel in manifest.files("view").items():
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_quote(self.db / rel)})")
+        for name, parts in manifest.files("view").items():
+            listing = "[" + ", ".join(_quote(self.db / rel) for rel in parts) + "]"
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({listing})")
         register_maps(con, self.db, manifest.tables, load_mappings())
         for table in ("resources", "facts"):
-            files = [self.db / rel for rel in manifest.files(table).values()]
+            files = [self.db / rel for parts in manifest.files(table).values() for rel in parts]
             if files:
                 listing = "[" + ", ".join(_quote(p) for p in files) + "]"
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet({listing}, union_by_name = true)")

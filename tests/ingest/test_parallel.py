@@ -22,8 +22,10 @@ def _contents(db: Path) -> dict[str, list[tuple]]:
     """Every table of the current generation, rows sorted (file layout aside)."""
     con = duckdb.connect()
     out = {}
-    for key, rel in sorted(read_manifest(db).tables.items()):
-        rows = con.execute(f"SELECT * FROM read_parquet('{db / rel}')").fetchall()
+    manifest = read_manifest(db)
+    for key in sorted(manifest.tables):
+        listing = ", ".join(f"'{db / rel}'" for rel in manifest.parts(key))
+        rows = con.execute(f"SELECT * FROM read_parquet([{listing}], union_by_name = true)").fetchall()
         out[key] = sorted(rows, key=repr)
     return out
 
@@ -47,7 +49,7 @@ def test_the_later_file_wins_as_it_does_in_one_process(tmp_path):
         ingest([FileSource([files])], tmp_path / f"db{workers}", workers=workers)
     assert _contents(tmp_path / "db3") == _contents(tmp_path / "db1")
     con = duckdb.connect()
-    view = read_manifest(tmp_path / "db3").tables["view/observation"]
+    view = read_manifest(tmp_path / "db3").parts("view/observation")[0]
     assert con.execute(f"SELECT value FROM read_parquet('{tmp_path / 'db3' / view}')").fetchall() == [(5.9,)]
 
 
