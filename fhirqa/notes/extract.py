@@ -258,6 +258,11 @@ def _finding(target: _Target, sentence: str) -> bool | None:
     return not all(negated(sentence, m.start(), m.end()) for m in mentions)
 
 
+def written_forms(target: _Target) -> list[str]:
+    """Every string a sentence must contain (case aside) for :func:`answer_from_notes` to read ``target`` in it."""
+    return [*target.names, *_NEGATED_FORMS.get(target.name, ())]
+
+
 def answer_from_notes(question: str, hits: list[Hit]) -> NoteFinding | None:
     """The value, dose or finding the question asks for, from the hits' sentences; ``None``: not documented."""
     target = parse_target(question)

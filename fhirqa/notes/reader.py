@@ -271,6 +271,47 @@ def mentions(name: str, sentence: str) -> re.Match[str] | None:
                      re.I)
 
 
+def may_mention(names: list[str], text: str) -> bool:
+    """False only when no name can match in ``text`` by :func:`mentions` (a cheap test before sentence splitting).
+
+    Every match of :func:`mentions` contains each word's stem as written, so a text lacking a stem of every
+    name is skipped without changing any reading.
+    """
+    low = text.lower()
+    for name in names:
+        words = name.lower().split()
+        if len(name) <= 3 or len(words) == 1 and len(words[0]) <= 3:
+            if name.lower() in low:
+                return True
+        elif all(_stem(w) in low for w in words):
+            return True
+    return False
+
+
+def whole_record_asked(question: str) -> bool:
+    """The question asks about the notes as a whole ("any note mention X?", "X ever mentioned in her notes?")."""
+    q = question.lower()
+    return any(re.search(p, q) for p in config().get("whole_record_asks", []))
+
+
+def read_every(question: str, notes: list[Note], entity: str | None = None) -> Reading | None:
+    """Whether any of ``notes`` mentions the item (newest mention first): a mention question over the whole record.
+
+    Every note is read, not a search's top passages, so a mention in an old note, a history list or a chief
+    complaint counts, and a No means no note says it. Notes that cannot mention any of the item's names are
+    skipped before their sentences are read. None when the question is not a mention question.
+    """
+    spec = ask_field(question)
+    if spec is None or spec["field"] != "mention" or not notes:
+        return None
+    item = item_of(question, spec, entity)
+    if not item:
+        return None
+    names = names_for(item)
+    return read(question, [n for n in notes if may_mention(names, n.text)], entity) or \
+        Reading(spec["field"], "yes_no", [False], "", None, bool(spec.get("structured_too")))
+
+
 def _sections(note: Note, wanted: list[str]) -> list[Section]:
     found = [s for s in split_sections(note.text) if s.name in wanted]
     return sorted(found, key=lambda s: wanted.index(s.name))

@@ -38,10 +38,18 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
     one_day = bool(low and high - low <= timedelta(days=2))
     if (one_day or (low and which)) and callable(getattr(notes, "notes", None)) and value_at_note(question):
         return _value_at_note(ctx, notes, question, low, high, None if one_day else which)  # type: ignore[arg-type]
-    if (which or encounter_class or one_day) and callable(getattr(notes, "notes", None)):
+    whole = callable(getattr(notes, "notes", None))
+    if (which or encounter_class or one_day) and whole:
         read = _read_visit(ctx, notes, question, low, high, which, encounter_class, item)
         if read is not None:
             return read
+    elif item and whole:
+        every = _read_every(ctx, notes, question, low, high, item)
+        if every is not None:
+            return every
+    if whole and not _written_anywhere(question, notes.notes(ctx.patient_id), low, high):
+        # No note can hold the answer: skip the search, whose first use embeds every note of the patient.
+        return {"ok": True, "found": False, "searched_passages": 0, "note": "no note passage matches"}
     hits = notes.search(ctx.patient_id, question, k=max(1, min(20, k)), since=low, until=high)
     finding = answer_from_notes(question, hits)
     if finding is None:
@@ -53,6 +61,56 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
     return {"ok": True, "found": True, "kind": finding.kind, "target": finding.target, "value": finding.value,
             "unit": finding.unit, "negated": finding.negated, "quote": finding.sentence, "ref": finding.ref,
             "time": moment, "note_type": finding.note_type}
+
+
+def _in_window(notes: list[Any], low: datetime | None, high: datetime) -> list[Any]:
+    """The notes a search over [low, high] can return (notes without a time only when no start is given)."""
+    return [n for n in notes if (n.time is None and low is None)
+            or (n.time is not None and (low is None or n.time >= low) and n.time <= high)]
+
+
+def _written_anywhere(question: str, notes: list[Any], low: datetime | None, high: datetime) -> bool:
+    """False when no note in the window contains any name the question's target may be written as.
+
+    ``answer_from_notes`` reads only sentences that contain one of those names (case-insensitively at most), so
+    when none is in any note's text the search cannot change the answer and is skipped (a lexical pre-filter: a
+    patient's first search embeds all their notes). True when the question has no target the extractor reads.
+    """
+    from fhirqa.notes.extract import parse_target, written_forms
+
+    target = parse_target(question)
+    if target is None:
+        return True
+    forms = [f.lower() for f in written_forms(target)]
+    scope = [n for n in notes if n.time is None or ((low is None or n.time >= low) and n.time <= high)]
+    return any(f in n.text.lower() for n in scope for f in forms)
+
+
+def _read_every(ctx: ToolContext, notes: Any, question: str, low: datetime | None, high: datetime,
+                item: str) -> dict[str, Any] | None:
+    """Whether any note in the window mentions ``item``, every note read (``reader.read_every``); None when the
+    question is not a mention question asked of the notes as a whole."""
+    from fhirqa.notes import reader
+
+    if not reader.whole_record_asked(question):
+        return None
+    scope = _in_window(notes.notes(ctx.patient_id), low, high)
+    if not scope:
+        return {"ok": True, "found": False, "anchored": True, "note": "no notes on file in that window"}
+    reading = reader.read_every(question, scope, item)
+    if reading is None:
+        return None
+    days = sorted(n.time.date().isoformat() for n in scope if n.time is not None)
+    span = {"notes_in_scope": len(scope), "first": days[0] if days else None, "last": days[-1] if days else None}
+    note = reading.note
+    if note is None:  # no note mentions it: the answer rests on every note read
+        return {"ok": True, "found": True, "kind": "section", "field": reading.field, "answer_kind": reading.kind,
+                "value": reading.value, "quote": "", "scope": "all notes", **span}
+    moment = note.time.isoformat() if note.time else None
+    ctx.cite(Evidence(ref=note.ref, field="note.text", value=reading.quote, time=moment, label=note.note_type))
+    return {"ok": True, "found": True, "kind": "section", "field": reading.field, "answer_kind": reading.kind,
+            "value": reading.value, "quote": reading.quote, "ref": note.ref, "time": moment,
+            "note_type": note.note_type, "scope": "all notes", **span}
 
 
 # A note named by its kind: a value asked "per the H&P" / "in the progress note" is read from that note itself.

@@ -557,7 +557,7 @@ def note_visit(pq: ParsedQuestion) -> tuple[dict[str, Any], bool, str] | None:
     Returns (arguments, strong, field): strong when the question's words point at the note or at a section
     only notes hold (chief complaint, insurance…); a generic "any X on <day>?" is weak.
     """
-    from fhirqa.notes.reader import ask_field, item_of, which_note
+    from fhirqa.notes.reader import ask_field, item_of, which_note, whole_record_asked
 
     spec = ask_field(pq.text, pq.entity)
     if spec is None:
@@ -590,6 +590,11 @@ def note_visit(pq: ParsedQuestion) -> tuple[dict[str, Any], bool, str] | None:
         args["start"], args["end"], args["encounter_class"] = _iso(window.start), _iso(window.end), pq.encounter_class
     elif which:
         args["which"] = which
+    elif field == "mention" and whole_record_asked(text):  # "any note mention X?": every note, not one visit's
+        if window is not None and window.start is not None:
+            args["start"] = _iso(window.start)
+        if window is not None and window.end is not None:
+            args["end"] = _iso(window.end)
     else:
         return None
     item = item_of(pq.text, spec, pq.entity)
@@ -607,6 +612,12 @@ def reading_final(found: dict[str, Any]) -> Call:
     where = f"{found.get('note_type') or 'note'} of {_day(found.get('time'))}"
     value = found.get("value") or []
     quote = found.get("quote") or ""
+    if found.get("answer_kind") == "yes_no" and found.get("scope") == "all notes":
+        yes = bool(value and value[0])
+        span = f"{found.get('notes_in_scope')} notes, {found.get('first')} to {found.get('last')}"
+        if yes:
+            return final([True], f"Yes, in the {where} ({span} read): \"{quote}\"")
+        return final([False], f"No: none of the patient's notes mentions it ({span} read).")
     if found.get("answer_kind") == "yes_no":
         yes = bool(value and value[0])
         said = f'"{quote}"' if quote else "not documented there"
