@@ -102,6 +102,13 @@ class ItemIndex:
         if phrase in names:
             return Match(view, [phrase], "record")
         resolution = self._resolver(view, phrase, names)
+        if view != "observation" and not resolution.matched and not resolution.ambiguous:
+            for other in self.other_names(phrase):
+                again = self._resolver(view, other, names)
+                if again.matched and not again.ambiguous and not again.how.startswith("fuzzy"):
+                    again.how = f"{again.how} (as '{other}')"
+                    resolution = again
+                    break
         matched = list(resolution.matched)
         if component and matched:
             matched = [n for n in matched if component in n.lower()] or matched
@@ -112,6 +119,18 @@ class ItemIndex:
             want = set(core_name(matched[0]).split()) & set(core_name(phrase).split()) or set(core_name(phrase).split())
             matched += [n for n in names if n not in matched and want and want <= set(core_name(n).split())]
         return Match(view, matched, resolution.how or "none", list(resolution.candidates))
+
+    def other_names(self, phrase: str) -> list[str]:
+        """The lexicon's other names of the concept ``phrase`` names (not of a class), longest first: a record may
+        hold a diagnosis only under one of them ("sepsis" → "septicemia": ICD-9 titles name it so)."""
+        lowered = phrase.lower().strip()
+        out: list[str] = []
+        for expansion in self.lexicon.expand(phrase):
+            if str(getattr(expansion, "source", "")).endswith("class") or expansion.source == "encounters":
+                continue
+            aliases = sorted(self.lexicon.aliases_of(expansion.term), key=lambda a: (-len(a), a))
+            out += [a for a in aliases if len(a) >= 5 and a != lowered and a not in out]
+        return out
 
     def analyte(self, name: str) -> str:
         """The analyte an observation name stands for: its core ("Erythrocytes [#/volume] in Blood by Automated

@@ -93,6 +93,18 @@ def test_a_diagnosis_the_discharge_summary_names_is_found_among_the_stays_diagno
     assert hypertension.status == "consistent" and hypertension.rows[0]["ref"] == "diagnoses_icd/2"
 
 
+def test_a_diagnosis_the_record_codes_under_another_name_of_it_is_found(store):
+    """ICD-9 titles name sepsis "Unspecified septicemia", type 2 diabetes "…type II…": the lexicon's other names."""
+    from fhirqa.consistency import check_note
+
+    report = check_note(None, PATIENT, "Assessment: sepsis. Type 2 diabetes.", "2165-02-03T10:00:00Z",
+                        rows=record_beside(store, PATIENT))
+    found = {report.text[c.entity.span[0]:c.entity.span[1]]: c for c in report.checks}
+    assert found["sepsis"].status == "consistent" and found["sepsis"].items == ["Unspecified septicemia"]
+    assert "(as 'septicemia')" in found["sepsis"].how and found["sepsis"].rows[0]["ref"] == "diagnoses_icd/1"
+    assert found["Type 2 diabetes"].status == "consistent" and found["Type 2 diabetes"].rows[0]["ref"] == "diagnoses_icd/3"
+
+
 def test_another_subjects_note_is_checked_against_that_subjects_labs_only(store):
     rows = record_beside(store, OTHER)
     (report,) = check_patient(None, OTHER, rows=rows)
