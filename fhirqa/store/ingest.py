@@ -99,7 +99,7 @@ def ingest(
     *,
     strict: bool = False,
     progress: Progress | None = None,
-    batch_size: int = 10_000,
+    batch_size: int = 100_000,
     workers: int | None = 1,
 ) -> IngestReport:
     """Read every source into the store at ``db`` as one atomic, idempotent commit.

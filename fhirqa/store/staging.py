@@ -177,15 +177,18 @@ class Stager:
 
     Files: ``keys-<Type>-<part>.parquet``, ``resources-<Type>-<part>.parquet``,
     ``facts-<Type>-<part>.parquet`` and ``<map table>-<part>.parquet``, where ``<part>`` is ``tag`` and a
-    flush number. ``batch_size`` bounds the pending records, ``fact_budget`` the pending facts (what
-    memory is made of): past either, the heaviest types are flushed until half is left.
+    flush number. ``batch_size`` bounds the pending records, ``fact_budget`` the pending facts and
+    ``json_budget`` the pending JSON bytes (what memory is made of: ~380 MB peak with the defaults
+    however large the input); past any, the heaviest types are flushed until half is left. Larger
+    budgets make fewer, larger parts (a first load of 263k Synthea resources: ~30 parts for its largest
+    tables) at the cost of memory.
     """
 
     def __init__(
         self,
         folder: Path,
         mappings: dict[str, Mapping],
-        batch_size: int = 10_000,
+        batch_size: int = 100_000,
         *,
         fact_budget: int = 500_000,
         json_budget: int = 64 << 20,
