@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -27,8 +28,8 @@ from fhirqa.errors import FhirqaError
 from fhirqa.store.layout import Files, Manifest, generation_dir, part_list
 from fhirqa.store.mappings import Mapping
 from fhirqa.store.merge import STORED, Candidate, decide
-from fhirqa.store.parts import part_writer, rows_per_group, sort_grouped
-from fhirqa.store.staging import SORT_KEYS
+from fhirqa.store.parts import part_writer, rows_per_group, sort_grouped, write_part
+from fhirqa.store.staging import SORT_KEYS, mapped_table
 
 #: Memory DuckDB may use for the merge before it spills to the staging folder (env ``FHIRQA_MERGE_MEMORY``).
 MERGE_MEMORY = os.environ.get("FHIRQA_MERGE_MEMORY", "128MB")
@@ -56,6 +57,10 @@ class Changes:
 
     written: dict[str, int] = field(default_factory=dict)
     removed: dict[str, int] = field(default_factory=dict)
+    #: Mapped tables made again from the stored resources (their map is new or changed): table → resources.
+    remapped: dict[str, int] = field(default_factory=dict)
+    #: (Type/id, reason) of stored resources a re-run map could not produce rows for.
+    mapping_problems: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def any(self) -> bool:
@@ -168,10 +173,17 @@ def _build(
 ) -> tuple[Manifest, Changes]:
     changes = Changes()
     types = staged.types()
-    if not types:
+    stale = stale_maps(current, mappings)
+    if not types and not stale:
         return current, changes
     meta = "resource_type, id, seq, version_id, last_updated, hash, deleted"
-    con.execute(f"CREATE TEMP TABLE staged AS SELECT * FROM read_parquet({_sql_list(staged.keys())})").fetchall()
+    if types:
+        keys = f"SELECT * FROM read_parquet({_sql_list(staged.keys())})"
+    else:  # nothing staged: an upgrade generation that re-runs maps over what is stored
+        keys = ("SELECT NULL::VARCHAR AS resource_type, NULL::VARCHAR AS id, NULL::BIGINT AS seq, "
+                "NULL::VARCHAR AS version_id, NULL::VARCHAR AS last_updated, NULL::VARCHAR AS hash, "
+                "NULL::BOOLEAN AS deleted, NULL::BOOLEAN AS content, NULL::VARCHAR AS part WHERE false")
+    con.execute(f"CREATE TEMP TABLE staged AS {keys}").fetchall()
     stored_files = [db / rel for t in types for rel in current.parts(f"resources/{t}")]
     if stored_files:
         stored = (
@@ -224,7 +236,8 @@ def _build(
     content_rows: dict[str, int] = {}
     for kind, rtype, count in counts:
         {"w": changes.written, "r": changes.removed, "c": content_rows}[kind][rtype] = count
-    if not changes.any:
+    digests = {m.table: m.digest for m in mappings.values()}
+    if not changes.any and not stale:
         if not stale_views(current, views_dir):
             return current, changes
         # Nothing new to store, but a view's SQL changed since the store was built (fhirqa was upgraded): the
@@ -232,11 +245,13 @@ def _build(
         generation = current.generation + 1
         tables = dict(current.tables)
         _build_views(con, db, generation_dir(db, generation), tables, mappings, views_dir, set())
-        return Manifest(generation, "", tables), changes
+        return Manifest(generation, "", tables, digests), changes
 
     generation = current.generation + 1
     out = generation_dir(db, generation)
     tables = dict(current.tables)
+    for mapping in stale:  # before this ingest's own changes, which then apply to the new rows as to any
+        _remap(db, out, tables, mapping, changes)
     touched = sorted(set(changes.written) | set(changes.removed))
     for rtype in touched:
         # When every staged copy with content won (a first load, new resources), its parts are adopted whole.
@@ -259,9 +274,66 @@ def _build(
                 tables[spec.key] = parts
             else:
                 tables.pop(spec.key, None)
-    changed_maps = {mappings[t].table for t in touched if t in mappings}
+    changed_maps = {mappings[t].table for t in touched if t in mappings} | {m.table for m in stale}
     _build_views(con, db, out, tables, mappings, views_dir, changed_maps)
-    return Manifest(generation, "", tables), changes
+    return Manifest(generation, "", tables, digests), changes
+
+
+def stale_maps(current: Manifest, mappings: dict[str, Mapping]) -> list[Mapping]:
+    """Maps whose rows in the store were made by another version of them (or never), for stored resources.
+
+    A store written before digests were kept records none, so its first ingest re-runs every map once.
+    """
+    if not current.generation:
+        return []
+    return [
+        m for m in mappings.values()
+        if current.maps.get(m.table) != m.digest and current.parts(f"resources/{m.resource_type}")
+    ]
+
+
+#: Stored resources re-mapped before their rows are written as a part (bounds memory on large tables).
+_REMAP_ROWS = 50_000
+
+
+def _remap(db: Path, out: Path, tables: dict[str, Files], mapping: Mapping, changes: Changes) -> None:
+    """Make ``mapping``'s table again from the stored resources of its type, part by part.
+
+    A resources part is sorted by patient and id, so the rows made from it come out in the order of a map
+    part (``patient_id, ref``); each becomes one part (more when it holds over ``_REMAP_ROWS`` rows).
+    """
+    rtype, folder = mapping.resource_type, out / "maps"
+    folder.mkdir(parents=True, exist_ok=True)
+    parts: list[str] = []
+    resources = 0
+    rows: list[tuple] = []
+
+    def write() -> None:
+        if rows:
+            path = folder / f"{mapping.table}-remap{len(parts):04d}.parquet"
+            write_part(mapped_table(rows, mapping.schema), path, SORT_KEYS["map"])
+            parts.append(str(path.relative_to(db)))
+            rows.clear()
+
+    for rel in part_list(tables.get(f"resources/{rtype}")):
+        for batch in pq.ParquetFile(db / rel).iter_batches(columns=["patient_id", "id", "json"], batch_size=5_000):
+            for patient, rid, text in zip(*(batch.column(i).to_pylist() for i in range(3)), strict=True):
+                resources += 1
+                ref = f"{rtype}/{rid}"
+                try:
+                    made = mapping.view.rows(orjson.loads(text))
+                except Exception as exc:  # noqa: BLE001 - reported like the stager's, never a stopped ingest
+                    changes.mapping_problems.append((ref, f"{mapping.table}: {exc}"))
+                    continue
+                rows.extend((patient, ref, *row) for row in made)
+            if len(rows) >= _REMAP_ROWS:
+                write()
+        write()
+    if parts:
+        tables[f"map/{mapping.table}"] = parts
+    else:
+        tables.pop(f"map/{mapping.table}", None)
+    changes.remapped[mapping.table] = resources
 
 
 @dataclass(frozen=True)

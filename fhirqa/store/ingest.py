@@ -178,7 +178,13 @@ def _ingest(
             manifest, changes = build_generation(db, current, staging, mappings, views_dir)
             if manifest.generation != current.generation:  # new content, or views rebuilt after an upgrade
                 write_manifest(db, manifest)
-            if manifest.generation != current.generation and not changes.any:
+            for table, count in changes.remapped.items():
+                report.notes.append(
+                    f"{table}: made again from {count:,} stored resources (its canonical map is new or changed)"
+                )
+            for ref, reason in changes.mapping_problems:
+                report.warnings.append(f"{ref}: not in the canonical views: {reason}")
+            if manifest.generation != current.generation and not changes.any and not changes.remapped:
                 report.notes.append("views rebuilt: their SQL changed since the store was built")
             report.written, report.removed = changes.written, changes.removed
             report.generation, report.changed = manifest.generation, changes.any

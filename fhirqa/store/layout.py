@@ -53,6 +53,9 @@ class Manifest:
     generation: int = 0
     created: str = ""
     tables: dict[str, Files] = field(default_factory=dict)
+    #: Digest of the canonical map each mapped table was made with (``map_observation`` → digest); a map
+    #: whose digest differs (fhirqa upgraded, a map edited or added) is re-run over the stored resources.
+    maps: dict[str, str] = field(default_factory=dict)
 
     def files(self, prefix: str) -> dict[str, list[str]]:
         """Parts of the tables whose logical name starts with ``prefix/``, keyed by the rest of the name."""
@@ -70,7 +73,8 @@ class Manifest:
     def to_json(self) -> bytes:
         """The manifest as JSON bytes."""
         return orjson.dumps(
-            {"format": FORMAT_VERSION, "generation": self.generation, "created": self.created, "tables": self.tables},
+            {"format": FORMAT_VERSION, "generation": self.generation, "created": self.created, "tables": self.tables,
+             "maps": self.maps},
             option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
         )
 
@@ -88,7 +92,8 @@ def read_manifest(db: Path) -> Manifest:
         raise StoreError(
             f"{path}: store format {data.get('format')!r}, this fhirqa reads formats {list(READABLE_FORMATS)}"
         )
-    return Manifest(int(data["generation"]), str(data.get("created", "")), dict(data["tables"]))
+    return Manifest(int(data["generation"]), str(data.get("created", "")), dict(data["tables"]),
+                    dict(data.get("maps") or {}))
 
 
 def _fsync(path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -51,6 +52,12 @@ class Mapping:
         fields = [pa.field(name, pa.string()) for name in META_COLUMNS]
         fields += [pa.field(c.name, arrow_type(c.type, c.collection)) for c in self.view.columns]
         return pa.schema(fields)
+
+    @property
+    def digest(self) -> str:
+        """A digest of the ViewDefinition: rows made with another digest are made again (store upgrades)."""
+        canonical = orjson.dumps(self.definition, option=orjson.OPT_SORT_KEYS)
+        return hashlib.blake2b(canonical, digest_size=8).hexdigest()
 
     def column_paths(self) -> dict[str, str]:
         """FHIRPath of each mapped column, for provenance."""

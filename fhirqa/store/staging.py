@@ -314,13 +314,18 @@ class Stager:
                        self.folder / f"facts-{rtype}-{part}.parquet", SORT_KEYS["facts"])
         mapping = self.mappings.get(rtype)
         if mapping is not None and batch.mapped:
-            columns = list(zip(*batch.mapped, strict=True))
-            arrays = [_to_array(list(col), field.type) for col, field in zip(columns, mapping.schema, strict=True)]
-            write_part(pa.Table.from_arrays(arrays, schema=mapping.schema),
-                       self.folder / f"{mapping.table}-{part}.parquet", SORT_KEYS["map"])
+            write_part(mapped_table(batch.mapped, mapping.schema), self.folder / f"{mapping.table}-{part}.parquet",
+                       SORT_KEYS["map"])
         self._pending -= len(batch)
         self._pending_facts -= len(batch.facts)
         self._pending_json -= batch.json_bytes
+
+
+def mapped_table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
+    """Mapped rows (patient, ref, columns…) as a table of the map's ``schema``."""
+    columns = list(zip(*rows, strict=True))
+    arrays = [_to_array(list(col), field.type) for col, field in zip(columns, schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _to_array(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
