@@ -17,19 +17,10 @@ SELECT
     coalesce(a.reaction_text, a.reaction_display, a.reaction_code) AS reaction,
     a.reaction_severity,
     TRY_CAST(a.onset_raw AS TIMESTAMPTZ) AS onset_time,
-    CASE WHEN a.onset_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(a.onset_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(a.onset_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(a.onset_raw, 2) AS INTEGER)
-    END AS onset_time_offset,
+    utc_offset_minutes(a.onset_raw) AS onset_time_offset,
     TRY_CAST(a.recorded_time AS TIMESTAMPTZ) AS recorded_time,
-    CASE WHEN a.recorded_time LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(a.recorded_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(a.recorded_time, 'T.+([+-])\d\d:\d\d$', 1) || right(a.recorded_time, 2) AS INTEGER)
-    END AS recorded_time_offset,
+    utc_offset_minutes(a.recorded_time) AS recorded_time_offset,
     TRY_CAST(a.last_occurrence AS TIMESTAMPTZ) AS last_occurrence,
-    CASE WHEN a.last_occurrence LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(a.last_occurrence, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(a.last_occurrence, 'T.+([+-])\d\d:\d\d$', 1) || right(a.last_occurrence, 2) AS INTEGER)
-    END AS last_occurrence_offset,
+    utc_offset_minutes(a.last_occurrence) AS last_occurrence_offset,
     a.encounter_ref
 FROM (SELECT *, coalesce(onset_datetime, onset_period_start) AS onset_raw FROM map_allergy_intolerance) AS a

@@ -22,15 +22,9 @@ SELECT
     p.status,
     p.intent,
     TRY_CAST(p.start_raw AS TIMESTAMPTZ) AS start_time,
-    CASE WHEN p.start_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(p.start_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(p.start_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(p.start_raw, 2) AS INTEGER)
-    END AS start_time_offset,
+    utc_offset_minutes(p.start_raw) AS start_time_offset,
     TRY_CAST(p.period_end AS TIMESTAMPTZ) AS end_time,
-    CASE WHEN p.period_end LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(p.period_end, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(p.period_end, 'T.+([+-])\d\d:\d\d$', 1) || right(p.period_end, 2) AS INTEGER)
-    END AS end_time_offset,
+    utc_offset_minutes(p.period_end) AS end_time_offset,
     p.addresses_ref,
     coalesce(p.addresses_ref_display, c.condition_name) AS addresses_name,
     coalesce(p.activity_text, p.activity_display, p.activity_code, p.activity_description,

@@ -81,24 +81,15 @@ SELECT
     c.category,
     c.severity,
     coalesce(TRY_CAST(c.onset_raw AS TIMESTAMPTZ), c.onset_from_age) AS onset_time,
-    CASE WHEN c.onset_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(c.onset_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(c.onset_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(c.onset_raw, 2) AS INTEGER)
-    END AS onset_time_offset,
+    utc_offset_minutes(c.onset_raw) AS onset_time_offset,
     -- onsetAge in years (months, weeks, days converted); NULL for every other onset[x]
     coalesce(c.onset_age_months / 12.0, c.onset_age_days / 365.25) AS onset_age,
     c.onset_string,
     coalesce(TRY_CAST(c.abatement_raw AS TIMESTAMPTZ), c.abatement_from_age) AS abatement_time,
-    CASE WHEN c.abatement_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(c.abatement_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(c.abatement_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(c.abatement_raw, 2) AS INTEGER)
-    END AS abatement_time_offset,
+    utc_offset_minutes(c.abatement_raw) AS abatement_time_offset,
     c.abatement_string,
     coalesce(c.abatement_exists, false) AS abated,
     TRY_CAST(c.recorded_time AS TIMESTAMPTZ) AS recorded_time,
-    CASE WHEN c.recorded_time LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(c.recorded_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(c.recorded_time, 'T.+([+-])\d\d:\d\d$', 1) || right(c.recorded_time, 2) AS INTEGER)
-    END AS recorded_time_offset,
+    utc_offset_minutes(c.recorded_time) AS recorded_time_offset,
     c.encounter_ref
 FROM derived AS c

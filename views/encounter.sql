@@ -46,15 +46,9 @@ SELECT
     e.reason_code,
     e.reason_ref,
     TRY_CAST(e.start_time AS TIMESTAMPTZ) AS start_time,
-    CASE WHEN e.start_time LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(e.start_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(e.start_time, 'T.+([+-])\d\d:\d\d$', 1) || right(e.start_time, 2) AS INTEGER)
-    END AS start_time_offset,
+    utc_offset_minutes(e.start_time) AS start_time_offset,
     TRY_CAST(e.end_time AS TIMESTAMPTZ) AS end_time,
-    CASE WHEN e.end_time LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(e.end_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(e.end_time, 'T.+([+-])\d\d:\d\d$', 1) || right(e.end_time, 2) AS INTEGER)
-    END AS end_time_offset,
+    utc_offset_minutes(e.end_time) AS end_time_offset,
     coalesce(e.discharge_disposition_text, e.discharge_disposition_display, e.discharge_disposition_code)
         AS discharge_disposition,
     coalesce(e.service_provider_display, e.service_provider_ref) AS service_provider,

@@ -29,15 +29,9 @@ SELECT
     s.procedure_system,
     s.status,
     TRY_CAST(s.time_raw AS TIMESTAMPTZ) AS time,
-    CASE WHEN s.time_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(s.time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(s.time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(s.time_raw, 2) AS INTEGER)
-    END AS time_offset,
+    utc_offset_minutes(s.time_raw) AS time_offset,
     TRY_CAST(s.started AS TIMESTAMPTZ) AS started,
-    CASE WHEN s.started LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(s.started, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(s.started, 'T.+([+-])\d\d:\d\d$', 1) || right(s.started, 2) AS INTEGER)
-    END AS started_offset,
+    utc_offset_minutes(s.started) AS started_offset,
     s.number_of_series,
     s.number_of_instances,
     s.series_uid,

@@ -12,10 +12,7 @@ SELECT
     CASE WHEN i.cvx_code IS NOT NULL THEN 'http://hl7.org/fhir/sid/cvx' ELSE i.code_system END AS code_system,
     i.status,
     TRY_CAST(i.time AS TIMESTAMPTZ) AS time,
-    CASE WHEN i.time LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(i.time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(i.time, 'T.+([+-])\d\d:\d\d$', 1) || right(i.time, 2) AS INTEGER)
-    END AS time_offset,
+    utc_offset_minutes(i.time) AS time_offset,
     i.occurrence_string,
     i.primary_source,
     i.lot_number,

@@ -306,15 +306,9 @@ SELECT
     f.status,
     f.intent,
     TRY_CAST(f.time_raw AS TIMESTAMPTZ) AS time,
-    CASE WHEN f.time_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(f.time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(f.time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(f.time_raw, 2) AS INTEGER)
-    END AS time_offset,
+    utc_offset_minutes(f.time_raw) AS time_offset,
     TRY_CAST(f.end_time_raw AS TIMESTAMPTZ) AS end_time,
-    CASE WHEN f.end_time_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(f.end_time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(f.end_time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(f.end_time_raw, 2) AS INTEGER)
-    END AS end_time_offset,
+    utc_offset_minutes(f.end_time_raw) AS end_time_offset,
     f.eff_dose AS dose,
     -- the dose unit of a structured dose even when its value is missing (as before); else the parsed sig's
     coalesce(f.eff_dose_unit, f.dose_unit_text, f.dose_unit_code) AS dose_unit,

@@ -19,10 +19,7 @@ SELECT
     d.note_type_code,
     d.category,
     TRY_CAST(d.time_raw AS TIMESTAMPTZ) AS time,
-    CASE WHEN d.time_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(d.time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(d.time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(d.time_raw, 2) AS INTEGER)
-    END AS time_offset,
+    utc_offset_minutes(d.time_raw) AS time_offset,
     d.status,
     d.doc_status,
     d.content_type,
@@ -52,10 +49,7 @@ SELECT
     r.code AS note_type_code,
     r.category,
     TRY_CAST(r.time_raw AS TIMESTAMPTZ) AS time,
-    CASE WHEN r.time_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(r.time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(r.time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(r.time_raw, 2) AS INTEGER)
-    END AS time_offset,
+    utc_offset_minutes(r.time_raw) AS time_offset,
     r.status,
     CAST(NULL AS VARCHAR) AS doc_status,
     r.content_type,

@@ -39,15 +39,9 @@ SELECT
         )
     END AS value_display,
     TRY_CAST(o.time_raw AS TIMESTAMPTZ) AS time,
-    CASE WHEN o.time_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(o.time_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(o.time_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(o.time_raw, 2) AS INTEGER)
-    END AS time_offset,
+    utc_offset_minutes(o.time_raw) AS time_offset,
     TRY_CAST(o.issued AS TIMESTAMPTZ) AS issued,
-    CASE WHEN o.issued LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(o.issued, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(o.issued, 'T.+([+-])\d\d:\d\d$', 1) || right(o.issued, 2) AS INTEGER)
-    END AS issued_offset,
+    utc_offset_minutes(o.issued) AS issued_offset,
     o.status,
     o.ref_low,
     o.ref_high,

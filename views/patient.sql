@@ -24,10 +24,7 @@ SELECT
     p.gender,
     coalesce(p.deceased_boolean, p.deceased_time IS NOT NULL) AS deceased,
     TRY_CAST(p.deceased_time AS TIMESTAMPTZ) AS deceased_time,
-    CASE WHEN p.deceased_time LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(p.deceased_time, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(p.deceased_time, 'T.+([+-])\d\d:\d\d$', 1) || right(p.deceased_time, 2) AS INTEGER)
-    END AS deceased_time_offset,
+    utc_offset_minutes(p.deceased_time) AS deceased_time_offset,
     p.mrn,
     p.city,
     p.state,

@@ -18,15 +18,9 @@ SELECT
     p.status,
     p.category,
     TRY_CAST(p.start_raw AS TIMESTAMPTZ) AS start_time,
-    CASE WHEN p.start_raw LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(p.start_raw, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(p.start_raw, 'T.+([+-])\d\d:\d\d$', 1) || right(p.start_raw, 2) AS INTEGER)
-    END AS start_time_offset,
+    utc_offset_minutes(p.start_raw) AS start_time_offset,
     TRY_CAST(p.performed_period_end AS TIMESTAMPTZ) AS end_time,
-    CASE WHEN p.performed_period_end LIKE '%T%Z' THEN 0
-        ELSE 60 * TRY_CAST(regexp_extract(p.performed_period_end, 'T.+([+-]\d\d):\d\d$', 1) AS INTEGER)
-            + TRY_CAST(regexp_extract(p.performed_period_end, 'T.+([+-])\d\d:\d\d$', 1) || right(p.performed_period_end, 2) AS INTEGER)
-    END AS end_time_offset,
+    utc_offset_minutes(p.performed_period_end) AS end_time_offset,
     coalesce(p.reason_text, p.reason_display, p.reason_ref_display, c.condition_name) AS reason_name,
     p.reason_code,
     p.reason_ref,

@@ -537,6 +537,17 @@ def view_files(views_dir: Path) -> dict[str, Path]:
     return {p.stem: p for p in sorted(views_dir.glob("*.sql"))}
 
 
+def view_macros(views_dir: Path) -> list[str]:
+    """The ``CREATE MACRO`` statements the views use (``views/macros/*.sql``), in name order."""
+    return [p.read_text("utf-8").strip().rstrip(";") for p in sorted((views_dir / "macros").glob("*.sql"))]
+
+
+def register_view_macros(con: duckdb.DuckDBPyConnection, views_dir: Path) -> None:
+    """Define the views' macros on ``con`` (each view's SQL calls them: one definition, not one copy per view)."""
+    for statement in view_macros(views_dir):
+        con.execute(statement).fetchall()
+
+
 def stale_views(current: Manifest, views_dir: Path) -> list[str]:
     """The views whose SQL differs from the one the stored generation was built with (or that it lacks)."""
     if not current.generation:
@@ -550,8 +561,15 @@ def stale_views(current: Manifest, views_dir: Path) -> list[str]:
 
 
 def _view_digest(sql_path: Path) -> str:
+    """A digest of the view's SQL and of the macros it may call (an edited macro rebuilds the views)."""
     sql = sql_path.read_text("utf-8").strip().rstrip(";")
-    return hashlib.blake2b(sql.encode(), digest_size=6).hexdigest()
+    used = [m for m in view_macros(sql_path.parent) if _macro_name(m) in sql]
+    return hashlib.blake2b("\n".join([sql, *used]).encode(), digest_size=6).hexdigest()
+
+
+def _macro_name(statement: str) -> str:
+    match = re.search(r"MACRO\s+(\w+)", statement, re.IGNORECASE)
+    return match.group(1) if match else statement
 
 
 def _build_views(
@@ -569,6 +587,7 @@ def _build_views(
     edited view is rebuilt by the next ingest that changes anything.
     """
     register_maps(con, db, tables, mappings)
+    register_view_macros(con, views_dir)
     for name, sql_path in view_files(views_dir).items():
         sql = sql_path.read_text("utf-8").strip().rstrip(";")
         digest = _view_digest(sql_path)

@@ -11,6 +11,7 @@ import copy
 import hashlib
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -224,6 +225,7 @@ def test_an_edited_view_is_rebuilt_at_the_next_change(tmp_path):
     views = tmp_path / "views"
     views.mkdir()
     (views / "patient.sql").write_text((data_dir("views") / "patient.sql").read_text())
+    shutil.copytree(data_dir("views") / "macros", views / "macros")
     db = tmp_path / "db"
     mappings = load_mappings()
 

@@ -20,6 +20,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from fhirqa.store.generation import register_view_macros
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MAPPINGS_DIR = ROOT / "mappings"
 VIEWS_DIR = ROOT / "views"
@@ -254,6 +256,7 @@ def build_tables(resources: Iterable[dict], con: duckdb.DuckDBPyConnection | Non
     """Run every mapping over `resources` and load one `map_*` table per mapping into DuckDB."""
     con = con or duckdb.connect()
     con.execute("SET TimeZone='UTC'")
+    register_view_macros(con, VIEWS_DIR)  # the views' SQL calls them, as the store's builder defines them
     maps = load_mappings()
     by_type: dict[str, list[dict]] = {t: [] for t in maps}
     for res in resources:

@@ -39,10 +39,8 @@ def without(rtype: str) -> dict[str, Mapping]:
 def test_a_map_added_by_an_upgrade_is_run_over_the_stored_resources(tmp_path, monkeypatch):
     db = tmp_path / "db"
     old_views = tmp_path / "views"  # an older fhirqa: no CarePlan map, no care_plan view
-    old_views.mkdir()
-    for sql in data_dir("views").glob("*.sql"):
-        if sql.stem != "care_plan":
-            shutil.copy(sql, old_views)
+    shutil.copytree(data_dir("views"), old_views)
+    (old_views / "care_plan.sql").unlink()
     monkeypatch.setattr(ingest_module, "load_mappings", lambda: without("CarePlan"))
     monkeypatch.setattr(ingest_module, "data_dir", lambda name: old_views if name == "views" else data_dir(name))
     load(db, write_ndjson(tmp_path / "a.ndjson", [patient("p1"), care_plan("cp1", "p1"), care_plan("cp2", "p1")]))
