@@ -137,17 +137,18 @@ class _TypeBatch:
     __slots__ = ("content_ids", "facts", "json_bytes", "keys", "mapped", "rows")
 
     def __init__(self) -> None:
-        # resource_type is added at flush; the rest as KEY_SCHEMA orders them
-        self.keys: tuple[list, ...] = ([], [], [], [], [], [], [])  # id, seq, version, updated, hash, deleted, content
-        # id, patient_id, version_id, last_updated, hash, origin, json: RESOURCE_SCHEMA after resource_type
-        self.rows: tuple[list, ...] = ([], [], [], [], [], [], [])
+        # One tuple per record, turned into columns at flush (one append per record, not one per field).
+        # keys: id, seq, version, updated, hash, deleted, content (KEY_SCHEMA without resource_type and part)
+        self.keys: list[tuple] = []
+        # rows: id, patient_id, version_id, last_updated, hash, origin, json (RESOURCE_SCHEMA after resource_type)
+        self.rows: list[tuple] = []
         self.content_ids: set[str] = set()
         self.json_bytes = 0
         self.facts = FactColumns()
         self.mapped: list[tuple] = []
 
     def __len__(self) -> int:
-        return len(self.keys[0])
+        return len(self.keys)
 
     def weight(self) -> int:
         """What this batch holds, in facts (a resource counts as ten): what a flush frees."""
@@ -155,7 +156,7 @@ class _TypeBatch:
 
     def key_table(self, rtype: str, part: str) -> pa.Table:
         count = len(self)
-        ids, seqs, versions, updated, hashes, deleted, content = self.keys
+        ids, seqs, versions, updated, hashes, deleted, content = zip(*self.keys, strict=True)
         return pa.Table.from_arrays(
             [pa.array([rtype] * count, pa.string()), pa.array(ids, pa.string()), pa.array(seqs, pa.int64()),
              pa.array(versions, pa.string()), pa.array(updated, pa.string()), pa.array(hashes, pa.string()),
@@ -164,10 +165,10 @@ class _TypeBatch:
         )
 
     def resource_table(self, rtype: str) -> pa.Table:
-        count = len(self.rows[0])
+        count = len(self.rows)
         return pa.Table.from_arrays(
             [pa.array([rtype] * count, pa.string()),
-             *(pa.array(column, pa.string()) for column in self.rows)],
+             *(pa.array(column, pa.string()) for column in zip(*self.rows, strict=True))],
             schema=RESOURCE_SCHEMA,
         )
 
@@ -259,8 +260,7 @@ class Stager:
             self._map(batch, mapping, resource, patient_id, f"{rtype}/{rid}", seq)
         hexdigest = digest.hexdigest()
         batch.content_ids.add(rid)
-        for column, value in zip(batch.rows, (rid, patient_id, version, updated, hexdigest, origin, data), strict=True):
-            column.append(value)
+        batch.rows.append((rid, patient_id, version, updated, hexdigest, origin, data))
         batch.json_bytes += len(data)
         self._pending_json += len(data)
         self._key(batch, rid, seq, version, updated, hexdigest, False, True)
@@ -269,8 +269,7 @@ class Stager:
         self, batch: _TypeBatch, rid: str, seq: int, version: str | None, updated: str | None, digest: str | None,
         deleted: bool, content: bool,
     ) -> None:
-        for column, value in zip(batch.keys, (rid, seq, version, updated, digest, deleted, content), strict=True):
-            column.append(value)
+        batch.keys.append((rid, seq, version, updated, digest, deleted, content))
         self._pending += 1
         if (self._pending >= self.batch_size or self._pending_facts >= self.fact_budget
                 or self._pending_json >= self.json_budget):
@@ -306,7 +305,7 @@ class Stager:
         self.batches += 1
         part = f"{self.tag}{self.batches:06d}"  # no '-': the generation splits file names on it
         pq.write_table(batch.key_table(rtype, part), self.folder / f"keys-{rtype}-{part}.parquet", **_KEYS_PARQUET)
-        if batch.rows[0]:
+        if batch.rows:
             write_part(batch.resource_table(rtype), self.folder / f"resources-{rtype}-{part}.parquet",
                        SORT_KEYS["resources"])
         if len(batch.facts):
