@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from fhirqa.agent.catalog import UnknownView, view_info
-from fhirqa.agent.tools.base import PatientRows
+from fhirqa.agent.tools.base import PatientRows, names_by_frequency
 from fhirqa.agent.tools.localtime import local_now, record_zone
 
 # Views whose times say which clock the record is kept on (visits first: every record has them).
@@ -41,12 +41,7 @@ class AsOf:
     def items(self, view: str) -> list[str]:
         """Distinct item names up to ``now``, most frequent first."""
         field = view_info(view).name_field
-        counts: dict[str, int] = {}
-        for row in self.rows(view):
-            name = row.get(field)
-            if name is not None:
-                counts[str(name)] = counts.get(str(name), 0) + 1
-        return sorted(counts, key=lambda n: (-counts[n], n))
+        return names_by_frequency(self.rows(view), field)
 
     def local_now(self) -> datetime:
         """``now`` on the record's clock (same instant): the offset of the patient's latest visit or result.

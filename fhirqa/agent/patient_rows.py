@@ -10,6 +10,7 @@ import duckdb
 
 from fhirqa.agent.catalog import load_catalog, view_info
 from fhirqa.agent.row_cache import RowCache
+from fhirqa.agent.tools.base import names_by_frequency
 from fhirqa.agent.tools.localtime import in_offset
 from fhirqa.errors import FhirqaError
 from fhirqa.store import Store
@@ -93,12 +94,7 @@ class StorePatientRows:
     def items(self, view: str) -> list[str]:
         """Distinct item names of ``view`` (by the catalog's name field), most frequent first."""
         field = view_info(view).name_field
-        counts: dict[str, int] = {}
-        for row in self.rows(view):
-            name = row.get(field)
-            if name is not None:
-                counts[str(name)] = counts.get(str(name), 0) + 1
-        return sorted(counts, key=lambda n: (-counts[n], n))
+        return names_by_frequency(self.rows(view), field)
 
     def views(self) -> list[str]:
         """The views this source can serve (the catalog's)."""

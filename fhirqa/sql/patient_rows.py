@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from fhirqa.agent.tools.base import names_by_frequency
 from fhirqa.errors import FhirqaError
 from fhirqa.sql.connect import Connection
 from fhirqa.sql.person import Person, find_key, load_person
@@ -117,12 +118,7 @@ class RelationalPatientRows:
     def items(self, view: str) -> list[str]:
         """Distinct item names of ``view``, most frequent first (the view's name column, as a store's)."""
         field = _NAME_FIELDS.get(view, "name")
-        counts: dict[str, int] = {}
-        for row in self.rows(view):
-            name = row.get(field)
-            if name is not None:
-                counts[str(name)] = counts.get(str(name), 0) + 1
-        return sorted(counts, key=lambda n: (-counts[n], n))
+        return names_by_frequency(self.rows(view), field)
 
     def close(self) -> None:
         """Nothing to release: the database connection is the engine's, shared by the process."""

@@ -57,6 +57,16 @@ class PatientRows(Protocol):
         ...
 
 
+def names_by_frequency(rows: list[dict[str, Any]], field: str) -> list[str]:
+    """Distinct values of ``field`` in ``rows``, most frequent first (ties by name): what ``items`` returns."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        name = row.get(field)
+        if name is not None:
+            counts[str(name)] = counts.get(str(name), 0) + 1
+    return sorted(counts, key=lambda n: (-counts[n], n))
+
+
 Resolver = Callable[[str, str, list[str]], Resolution]  # (view, phrase, item names) → Resolution
 
 
