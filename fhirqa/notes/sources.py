@@ -280,8 +280,9 @@ def mimic_notes(con: Any, subject_id: str | int | None = None, *, table: str = "
         if not text or not str(text).strip():
             continue
         key = r.get("note_id") or r.get("row_id")
-        kind = r.get("category") or r.get("note_type")
-        description = r.get("description")
+        # MIMIC-III pads some categories ("Physician "): stripped, so a title reads "Physician: Progress Note".
+        kind = str(r.get("category") or r.get("note_type") or "").strip() or None
+        description = str(r.get("description") or "").strip() or None
         hadm = r.get("hadm_id")
         notes.append(Note(
             note_id=f"{table}/{key}", patient_id=str(r["subject_id"]), ref=f"{table}/{key}", text=_clean(str(text)),

@@ -114,8 +114,10 @@ def test_mimic_noteevents_skip_errors():
         (10, 5, 100, "2150-01-01", "2150-01-01 08:00:00", None, "Nursing", "Nursing Progress Note", 77, None, "Afebrile."),
         (11, 5, 100, "2150-01-02", None, None, "Discharge summary", "Report", None, 1, "Entered in error."),
         (12, 5, None, "2150-01-03", None, None, "Radiology", "CHEST (PA & LAT)", None, None, "No effusion."),
+        (13, 5, 100, "2150-01-04", None, None, "Physician ", "Physician Resident Progress Note", None, None, "Stable."),
     ])
     notes = mimic_notes(con, 5)
-    assert [n.ref for n in notes] == ["noteevents/10", "noteevents/12"]
+    assert [n.ref for n in notes] == ["noteevents/10", "noteevents/12", "noteevents/13"]
     assert notes[0].note_type == "Nursing: Nursing Progress Note" and notes[0].encounter_ref == "admission/100"
+    assert notes[2].note_type == "Physician: Physician Resident Progress Note"  # MIMIC's padded category
     assert notes[0].author == "caregiver/77" and notes[1].date == "2150-01-03"
