@@ -250,6 +250,21 @@ class Lexicon:
             self._aliases = {t: frozenset(keys) for t, keys in by_term.items()}
         return self._aliases.get(term, frozenset())
 
+    def other_names(self, phrase: str) -> list[str]:
+        """Other names of the concept ``phrase`` names (not of a class nor an encounter kind), longest first.
+
+        A record may hold a diagnosis only under one of them ("sepsis" → "septicemia": ICD-9 titles name it
+        so); names shorter than five letters are left out (abbreviations match too much when read alone).
+        """
+        lowered = phrase.lower().strip()
+        out: list[str] = []
+        for expansion in self.expand(phrase):
+            if str(getattr(expansion, "source", "")).endswith("class") or expansion.source == "encounters":
+                continue
+            aliases = sorted(self.aliases_of(expansion.term), key=lambda a: (-len(a), a))
+            out += [a for a in aliases if len(a) >= 5 and a != lowered and a not in out]
+        return out
+
     def drug_generic(self, name: str) -> str | None:
         """The generic for a brand, other name or product string (``"Lasix 40mg"`` → ``"furosemide"``).
 

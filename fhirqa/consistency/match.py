@@ -121,16 +121,8 @@ class ItemIndex:
         return Match(view, matched, resolution.how or "none", list(resolution.candidates))
 
     def other_names(self, phrase: str) -> list[str]:
-        """The lexicon's other names of the concept ``phrase`` names (not of a class), longest first: a record may
-        hold a diagnosis only under one of them ("sepsis" → "septicemia": ICD-9 titles name it so)."""
-        lowered = phrase.lower().strip()
-        out: list[str] = []
-        for expansion in self.lexicon.expand(phrase):
-            if str(getattr(expansion, "source", "")).endswith("class") or expansion.source == "encounters":
-                continue
-            aliases = sorted(self.lexicon.aliases_of(expansion.term), key=lambda a: (-len(a), a))
-            out += [a for a in aliases if len(a) >= 5 and a != lowered and a not in out]
-        return out
+        """The lexicon's other names of the concept ``phrase`` names (``Lexicon.other_names``)."""
+        return self.lexicon.other_names(phrase)
 
     def analyte(self, name: str) -> str:
         """The analyte an observation name stands for: its core ("Erythrocytes [#/volume] in Blood by Automated

@@ -253,17 +253,8 @@ class SqlPatient:
         """The lexicon's aliases of the concept the phrase names (not of a class)."""
         from fhirqa.agent.backends.offline.parser import _lexicon
 
-        out: list[str] = []
         lexicon = _lexicon()
-        if lexicon is None:
-            return out
-        lowered = phrase.lower().strip()
-        for expansion in lexicon.expand(phrase):
-            if str(getattr(expansion, "source", "")).endswith("class") or expansion.source == "encounters":
-                continue
-            aliases = sorted(lexicon.aliases_of(expansion.term), key=lambda a: (-len(a), a))
-            out += [a for a in aliases if len(a) >= 5 and a != lowered and a not in out]
-        return out
+        return lexicon.other_names(phrase) if lexicon is not None else []
 
     # -- evidence ---------------------------------------------------------------------------------------
     def cite(self, row: dict[str, Any], what: str = "value") -> None:
