@@ -123,7 +123,8 @@ def _containment(phrase_tokens: list[str], names: Iterable[str], lenient: bool =
 
     ``form`` maps every word before comparing (``stem``: "suturing" holds in "Suture open wound")."""
     def words(text: str) -> set[str]:
-        return {form(w) for w in text.split()} if form else set(text.split())
+        kept = _without_strengths(text.split())
+        return {form(w) for w in kept} if form else set(kept)
 
     want = {form(t) for t in phrase_tokens} if form else set(phrase_tokens)
     scored = []
@@ -138,6 +139,32 @@ def _containment(phrase_tokens: list[str], names: Iterable[str], lenient: bool =
             # the core drops; a match there counts, a little below a match on the core.
             scored.append((0.9 * len(want) / max(len(have | want), 1), name))
     return sorted(scored, reverse=True)
+
+
+@lru_cache(maxsize=1)
+def _strength_units() -> frozenset[str]:
+    """Units that follow a number in a product name (``lexicon/drugs.json`` ``strength_units``)."""
+    from fhirqa.project import data_dir
+
+    try:
+        data = json.loads((data_dir("lexicon") / "drugs.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(u.lower() for u in data.get("strength_units", []))
+
+
+def _without_strengths(words: list[str]) -> list[str]:
+    """A name's words without the units of its strengths ("naproxen 500 mg oral tablet" → naproxen, 500, oral,
+    tablet): "MG" after a number is milligrams, so "Mg" (magnesium) does not name the product."""
+    units = _strength_units()
+    kept: list[str] = []
+    after_number = False
+    for word in words:
+        if after_number and word in units:
+            continue  # "10 mg ml": every unit of the strength
+        after_number = bool(re.fullmatch(r"[\d.,/]+", word))
+        kept.append(word)
+    return kept
 
 
 class ConceptResolver:

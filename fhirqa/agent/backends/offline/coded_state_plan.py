@@ -48,6 +48,9 @@ def state_question(pq: ParsedQuestion) -> StateQuestion | None:
         states = [name for name, state in spec["states"].items() if re.search(state["asked"], text)]
         if not states and re.search(spec.get("history", "$^"), text):
             states = [name for name in spec["states"] if name != spec.get("negative")]
+        default = spec.get("default")
+        if not states and default and re.search(default["asked"], text):
+            states = [default["state"]]  # "smoker?": whether the patient smokes now
         if not states:
             return None
         values = [v for name in states for v in spec["states"][name]["values"]]

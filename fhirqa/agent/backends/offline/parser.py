@@ -64,7 +64,8 @@ _VALUE_CUES = (r"\b(?:what|which|when|how|value|values|result|results|reading|le
                r"first|initial|earliest|baseline|oldest|last|latest|most recent|newest|recent|current|highest|lowest|"
                r"max\w*|min\w*|peak|average|mean|avg)\b")
 
-_PERSPECTIVE = r"\b(?:my|mine|i|me|her|his|him|their|them|she|he|they|the patient'?s?|this patient'?s?|patient'?s?|pt'?s?|the pt)\b"
+_PERSPECTIVE = (r"(?<![\w-])(?:my|mine|i|me|her|his|him|their|them|she|he|they|the patient'?s?|this patient'?s?|patient'?s?|pt'?s?|"
+                r"the pt)(?![\w-])")  # "ACE-I" keeps its I
 
 # Words that carry intent or grammar, never the clinical entity.
 _STOP = set(
@@ -141,6 +142,7 @@ class ParsedQuestion:
     kind_cued: bool = True  # active_check: the words named the kind (problem, taking, allergic); else views decide
     stay_event: str | None = None  # "discharge" (a stay's end) or "length" (its length of stay): the stay itself is asked
     around_drug: bool = False  # change: last value before the drug's first start → first value after it
+    list_category: str | None = None  # active_list "absent": the category asked to be absent (NKDA: medication)
     notes: list[str] = field(default_factory=list)
 
     def to_trace(self) -> dict:
@@ -154,7 +156,7 @@ class ParsedQuestion:
             "demographic": self.demographic, "list_kind": self.list_kind, "med_kind": self.med_kind,
             "category": self.category, "yes_no": self.yes_no, "unit": self.unit, "unit_asked": self.unit_asked,
             "stay_event": self.stay_event,
-            "around_drug": self.around_drug,
+            "around_drug": self.around_drug, "list_category": self.list_category,
         }
 
 
@@ -302,6 +304,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         rest = rest[: span[0]] + " " + rest[span[1] :]
         rest = _criterion_item(rest, pq.comparison.op)
 
+    rest = _value_with_date(rest)
     _classify(pq, rest, now)
     if pq.intent == "aggregate" and pq.aggregate in ("max", "min") and pq.comparison is None:
         rest = _criterion_extreme(rest, ">" if pq.aggregate == "max" else "<")  # "how high did her fever get"
@@ -323,8 +326,15 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         pq.unit = {"grams": "g", "gram": "g", "milligrams": "mg", "milligram": "mg", "micrograms": "mcg",
                    "microgram": "mcg"}.get(asked_in.group(1), asked_in.group(1))
     pq.entity = "" if pq.stay_event else _written_case(_entity(rest, pq), question)
+    if pq.intent == "active_list" and pq.window is None and _current_list(rest) is not None:
+        # "home meds?", "active outpatient meds": the words place the list; they name no item or visit class
+        pq.entity, pq.encounter_class = "", None
+        pq.views = [pq.list_kind or "medication", *(v for v in pq.views if v != pq.list_kind and v != "encounter")]
     pq.lexicon_views = _lexicon_views(pq.entity)
+    if _PRESENT_FRAME in pq.notes and pq.lexicon_views[:1] and pq.lexicon_views[0] != "medication":
+        pq.intent, pq.list_kind = "exists", None  # "is she on dialysis?": not a drug, whether it is recorded
     _history_check(pq, rest.strip())
+    _started_in_window(pq, rest)
     _event_date(pq, rest)
     stay = pq.window.event if pq.window is not None and pq.window.event is not None else None
     if pq.intent == "age" and stay is not None and stay.event == "stay" and stay.relation == "during" and stay.which in (0, -1):
@@ -435,6 +445,17 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         pq.intent = "age_at" if at_event else "age"
         pq.position = "first"
         return
+    # a window ("meds prescribed past 10 yrs", "in '68") asks about the records of a period, not the current list
+    one_day = pq.window is not None and pq.window.start is not None and pq.window.end is not None \
+        and pq.window.end - pq.window.start <= timedelta(days=2)
+    current = _current_list(text) if pq.window is None or one_day else None
+    # "home meds?", "allergy list?", "# active meds?", "NKDA?": the current list itself ("home meds on 8/11/2018?":
+    # the list that day)
+    if current is not None and not (one_day and current[1]):
+        kind, mode, category = current
+        _active_list(pq, kind)
+        pq.aggregate, pq.list_category = mode, category
+        return
     demographic = _demographic(text)
     if demographic:
         pq.intent, pq.demographic = "demographic", demographic
@@ -494,6 +515,14 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
                  r"^(?:what|which)\s+(?:meds?\s+|medications\s+|drugs\s+)?(?:is|are)\s+(?:the patient|she|he|they|pt|the pt)\s+on\s+"
                  r"(?:right now|now|currently|at present|today|at the moment)\W*$", text):
         _active_list(pq, "medication")  # "home meds currently active?", "what is Barbara on right now?": the list
+        return
+    present = _present_medication(text)
+    if present:  # "is he taking an NSAID now?", "is she on anticoagulation at home?"
+        pq.intent, pq.list_kind = "active_check", "medication"
+        if present == "frame":
+            pq.notes.append(_PRESENT_FRAME)
+        if pq.window and pq.window.start is not None and pq.window.end is not None:
+            pq.at_time, pq.window = pq.window.end, None
         return
     yes_no = pq.yes_no or re.match(r"^(?:is|are|was|were|does|do|did|has|have|am)\b", text)
     terse_check = re.search(r"(?:^|\s|-)(?:still )?active$|^(?:currently |still )?on\b(?! (?:the|average|file|record|\d))|\bstill\b", text)
@@ -682,6 +711,97 @@ def _has_item(text: str) -> bool:
     return any(w and w not in _STOP and re.search(r"[a-z]", w) for w in words)
 
 
+@lru_cache(maxsize=1)
+def _current_list_patterns() -> tuple[Any, ...]:
+    """Compiled ``current_lists`` of ``question_phrases.json``: (count, fillers, [(kind, names, qualifiers, required,
+    [(absent phrase, category)])])."""
+    data = _phrases().get("current_lists") or {}
+
+    def words(items: list[str]) -> re.Pattern[str]:
+        return re.compile(rf"(?<![\w#])(?:{_alternation(items)})(?![\w])" if items else r"$^")
+
+    lists = tuple((spec["kind"], words(spec["names"]), words(spec.get("qualifiers", [])),
+                   bool(spec.get("qualifier_required")),
+                   tuple((words([a["phrase"]]), a.get("category")) for a in spec.get("absent", [])))
+                  for spec in data.get("lists", []))
+    count = re.compile(rf"(?:^|\s)#|\b(?:{_alternation([w for w in data.get('count_words', []) if w != '#'])})\b") \
+        if data.get("count_words") else re.compile(r"$^")
+    return count, words(data.get("fillers", [])), lists
+
+
+def _current_list(text: str) -> tuple[str, str | None, str | None] | None:
+    """(kind, mode, category) when the question is only a current list's name ("home meds?", "allergy list?"):
+    mode None lists it, "count" counts it, "absent" asks whether no item of ``category`` is on it ("NKDA?")."""
+    patterns = _current_list_patterns()
+    if not patterns[2]:
+        return None
+    count, fillers, lists = patterns
+
+    def empty(rest: str) -> bool:
+        return not re.sub(r"[\s,.;:!?\-/()]+", " ", fillers.sub(" ", rest)).strip()
+
+    counted = count.search(text) is not None
+    rest = count.sub(" ", text)
+    for kind, names, qualifiers, required, absents in lists:
+        for phrase, category in absents:
+            if phrase.search(rest) and empty(phrase.sub(" ", rest)) and not counted:
+                return kind, "absent", category
+        stripped = rest
+        for phrase, _ in absents:  # "NKDA or does she have allergies listed?": the list is the answer
+            stripped = phrase.sub(" ", stripped) if re.search(r"\bor\b", rest) else stripped
+        if not names.search(stripped):
+            continue
+        qualified = qualifiers.search(stripped) is not None
+        stripped = qualifiers.sub(" ", names.sub(" ", stripped))
+        stripped = re.sub(r"\b(?:does|do|have|has)\b", " ", stripped) if re.search(r"\bor\b", rest) else stripped
+        if (qualified or not required) and empty(stripped):
+            return kind, "count" if counted else None, None
+    return None
+
+
+@lru_cache(maxsize=1)
+def _present_medication_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None:
+    words = _question_words().get("present_medication") or {}
+    if not words.get("frames") or not words.get("cues"):
+        return None
+    return (re.compile(rf"^(?:{_alternation(words['frames'])})\b"), re.compile(rf"\b(?:{_alternation(words['cues'])})$"),
+            re.compile(rf"\b(?:{_alternation(words.get('setting_words') or ['at home'])})\b"))
+
+
+_PRESENT_FRAME = "present tense: the current orders"
+
+
+def _present_medication(text: str) -> str | None:
+    """"frame" or "cue" when the question is a present-tense yes/no about taking something ("is she on X?",
+    "taking X now?", ``present_medication``), else None."""
+    patterns = _present_medication_patterns()
+    if patterns is None or re.search(r"\b(?:ever|history|hx|h/o|previously|prior|before|past|used to|been|"
+                                     r"how|what|which|when|why|who|dose|dosage|much|many)\b", text):
+        return None
+    frame, cue, _ = patterns
+    taking = re.match(r"^(?:is|are|does|do)\b.*\b(?:on|taking|take|takes|prescribed)\b|^(?:on|taking)\b", text)
+    if taking and cue.search(text.strip(" ?.!")):
+        return "cue"
+    return "frame" if frame.search(text) else None
+
+
+def setting_words() -> re.Pattern[str] | None:
+    """Words that name where a drug is taken ("at home"): never part of the item."""
+    patterns = _present_medication_patterns()
+    return patterns[2] if patterns else None
+
+
+def _value_with_date(text: str) -> str:
+    """The question without a trailing "+ date" ("last creat + date": the value, whose date the answer states)."""
+    words = _question_words().get("value_with_date") or {}
+    if not words.get("joins") or not words.get("words"):
+        return text
+    joins = "|".join(re.escape(j) for j in sorted(words["joins"], key=len, reverse=True))
+    pattern = rf"\s*(?:{joins})\s*(?:{_alternation(words['words'])})\s*$"
+    stripped = re.sub(pattern, "", text)
+    return stripped if stripped != text and _has_item(stripped) else text
+
+
 def _active_list(pq: ParsedQuestion, kind: str) -> None:
     pq.intent, pq.list_kind = "active_list", kind
     if pq.window and pq.window.end is not None and pq.window.start is not None:
@@ -817,8 +937,14 @@ def _lexicon_views(entity: str) -> list[str]:
         return []
     # only readings of the whole phrase: "depression screening" is not a diagnosis because "depression" is
     whole = " ".join(entity.lower().split())
+    from fhirqa.agent.lexicon import normalize
+
+    spelled = {whole, whole.rstrip("s"), normalize(whole)}  # "ace-i" is the lexicon's "ace i"
     views = list(dict.fromkeys(str(getattr(e, "view", "")) for e in lexicon.expand(entity)
-                               if getattr(e, "view", None) and getattr(e, "matched", whole) in (whole, whole.rstrip("s"))))
+                               if getattr(e, "view", None) and getattr(e, "matched", whole) in spelled))
+    used = re.sub(r"(?:\s+(?:use|usage|user|exposure|therapy|treatment))+$", "", whole)
+    if not views and used != whole:
+        return _lexicon_views(used)  # "ACE-I use", "statin therapy": the drug or class
     parts = whole.split("/")
     if not views and len(parts) > 1 and " " not in whole and all(len(p) > 1 for p in parts):
         # "Td/Tdap": alternatives of one kind are in the views every one of them is in
@@ -840,6 +966,8 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
         if term in text:
             text = re.sub(rf"\b{re.escape(term)}s?\b", lambda m: m.group(0).replace(" ", "_"), text)
     text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
+    if (setting := setting_words()) is not None:
+        text = setting.sub(" ", text)  # "anticoagulation at home": the drug class, taken at home
     if pq.aggregate in ("max", "min"):  # "how low did her K get": the frame, not the item
         text = re.sub(r"^how (?:low|high|small|big|far (?:up|down))\b", " ", text)
     text = re.sub(r"\bback\b(?=\s+(?:in|during|around|when|then)\b|\s*[?.!]*\s*$)", " ", text)  # "back in 1976"
@@ -1209,23 +1337,51 @@ def _history_check(pq: ParsedQuestion, text: str) -> None:
     allergy (``question_words.json`` ``history_leads``); "prior A1c?" still asks for a value."""
     words = _question_words().get("history_leads") or {}
     leads = words.get("leads")
-    if pq.intent != "value" or not leads or pq.unit_asked:
+    if pq.intent not in ("value", "exists") or not leads or pq.unit_asked:
         return
-    lead = re.match(rf"^(?:{_alternation(leads)})(?![\w/])\s*(?:of\s+)?", text)
+    joins = _alternation(["of", *words.get("joins", [])])
+    lead = re.match(rf"^(?:{_alternation(leads)})(?![\w/])\s*(?:(?:{joins})\s+)?", text)
     if lead is None:
         return
-    entity = re.sub(rf"^(?:(?:{_alternation(leads)})(?![\w/])\s*(?:of\s+)?)+", "", pq.entity).strip()
+    # the entity keeps the question's capitals ("PMH stroke"): the leads and joins are matched in any case
+    entity = re.sub(rf"^(?:(?:{_alternation(leads)})(?![\w/])\s*(?:(?:{joins})\s+)?)+", "", pq.entity,
+                    flags=re.I).strip()
     views = _lexicon_views(entity)
     if views[:1] and views[0] in words.get("views", []):
         pq.intent, pq.entity, pq.lexicon_views = "exists", entity, views
+
+
+def _started_in_window(pq: ParsedQuestion, text: str) -> None:
+    """"what was started in the last 90 days?": the items first recorded in the window (``question_phrases.json``
+    ``started_in_window``), medications unless the words point at another view."""
+    words = _phrases().get("started_in_window") or {}
+    verbs = words.get("verbs")
+    if pq.intent not in ("value", "list_items") or not verbs or pq.window is None or pq.window.start is None \
+            or pq.window.event is not None or pq.yes_no:
+        return
+    pattern = rf"\b(?:{_alternation(verbs)})\b"
+    if not re.search(pattern, text):
+        return
+    view_words = re.compile(r"\b(?:meds?|medications?|medicines?|drugs?|rx|prescriptions?|diagnos[ie]s|dx|conditions?|"
+                            r"problems?|procedures?|vaccines?|immuni[sz]ations?|anything|things?|what)\b")
+    if re.sub(pattern, " ", view_words.sub(" ", pq.entity.lower())).strip():
+        return  # "when was metformin started": an item is named
+    kinds = ("medication", "condition", "procedure", "immunization")
+    view = next((v for v in pq.hinted if v in kinds), words.get("default_view", "medication"))
+    pq.intent, pq.aggregate, pq.entity = "list_items", "started", ""
+    pq.views = [view, *(v for v in pq.views if v != view)]
 
 
 def _event_date(pq: ParsedQuestion, text: str) -> None:
     """"last flu shot?", "last Td/Tdap?": the first or last record of a kind that carries no value asks for its date
     (``question_words.json`` ``event_date``), unless a word asks for its name ("what was her last vaccine")."""
     words = _question_words().get("event_date") or {}
-    if pq.intent != "value" or pq.unit_asked or pq.yes_no or pq.window is not None or not pq.lexicon_views[:1] \
-            or pq.lexicon_views[0] not in words.get("views", []):
+    # "last ED visit?", "last clinic visit?": a visit of a class, with nothing else named, is an event too
+    visit = bool(pq.encounter_class) and not pq.entity and set(pq.hinted) <= {"encounter"}
+    nouns = (words.get("event_nouns") or {}).get(pq.lexicon_views[0] if pq.lexicon_views else "", [])
+    named = bool(nouns) and re.search(rf"\b(?:{_alternation(nouns)})\b", text) is not None  # "last Rx for naproxen?"
+    if pq.intent != "value" or pq.unit_asked or pq.yes_no or pq.window is not None or not (visit or named or (
+            pq.lexicon_views[:1] and pq.lexicon_views[0] in words.get("views", []))):
         return
     if not re.search(r"\b(?:last|latest|most recent|recent|first|earliest|initial|1st)\b", text):
         return

@@ -1259,7 +1259,7 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
     if view == "medication":
         found = yield ("get_resources", {"view": "medication", "kind": "request"})
         if not found.get("count"):
-            yield final([], "The record has no medication orders.")
+            yield _no_entries(pq, "The record has no medication orders.")
             return
         if pq.at_time is None:
             active = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "active", "field": "status"})
@@ -1271,7 +1271,7 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
     else:
         found = yield ("get_resources", {"view": view})
         if not found.get("count"):
-            yield final([], f"The record has no {view} entries.")
+            yield _no_entries(pq, f"The record has no {view} entries.")
             return
         onset = "onset_time" if view == "condition" else "recorded_time"
         active = yield ("filter_by_date", {"records": found["handle"], "end": _iso(at), "field": onset,
@@ -1281,15 +1281,55 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
                                                "include_missing": True})
             if active.get("count") and pq.at_time is None:
                 active = yield from _clinically_active(active)
+    if pq.aggregate == "absent":  # "NKDA?": whether the list holds no item of the category asked
+        yield from _none_of_category(pq, view, active, when)
+        return
     if not active.get("count"):
-        yield final([], f"No active {pq.list_kind or view}s {when}.")
+        yield final([0] if pq.aggregate == "count" else [], f"No active {_plural(pq.list_kind or view)} {when}.")
         return
     names = yield ("extract_field_value", {"records": active["handle"], "field": name_field(view), "distinct": True})
     values = [v["value"] for v in names.get("values", []) if isinstance(v, dict)]  # not the "… N more" marker
     more = _more(names, len(values))
+    if pq.aggregate == "count":  # "# active meds?": distinct items on the current list (a renewal is one drug)
+        total = names.get("count") or len(values)
+        yield final([total], f"{total} active {_plural(pq.list_kind or view)} {when}: {'; '.join(map(str, values))}{more}.")
+        return
     # The answer holds every item (list_from), not only the ones the preview showed.
-    yield final([], f"Active {pq.list_kind or view}s {when}: {'; '.join(map(str, values))}{more}.",
+    yield final([], f"Active {_plural(pq.list_kind or view)} {when}: {'; '.join(map(str, values))}{more}.",
                 list_from=active["handle"], list_field=name_field(view))
+
+
+def _no_entries(pq: ParsedQuestion, text: str) -> Call:
+    """The answer when the record holds no entry of the list's kind: an empty list, a count of 0, or Yes to "NKDA?"."""
+    if pq.aggregate == "absent":
+        return final([True], f"Yes: {text[0].lower()}{text[1:]}")
+    return final([0] if pq.aggregate == "count" else [], text)
+
+
+def _none_of_category(pq: ParsedQuestion, view: str, active: dict[str, Any], when: str) -> Plan:
+    """Yes when the current list holds no item of ``pq.list_category`` ("NKDA?": no drug allergy), naming the others."""
+    kind = pq.list_kind or view
+    what = f"{pq.list_category} {kind}" if pq.list_category else kind
+    if not active.get("count"):
+        yield final([True], f"Yes: no {what} is recorded {when}.")
+        return
+    hits = active
+    if pq.list_category:
+        hits = yield ("filter_by_value", {"records": active["handle"], "op": "contains", "value": pq.list_category,
+                                          "field": "category"})
+    if not hits.get("count"):
+        others = yield ("extract_field_value", {"records": active["handle"], "field": name_field(view), "distinct": True})
+        shown = "; ".join(str(v["value"]) for v in others.get("values", []) if isinstance(v, dict))
+        yield final([True], f"Yes: no {what} is recorded {when} (other {kind} entries: {shown}).")
+        return
+    names = yield ("extract_field_value", {"records": hits["handle"], "field": name_field(view), "distinct": True})
+    shown = "; ".join(str(v["value"]) for v in names.get("values", []) if isinstance(v, dict))
+    yield final([False], f"No: {what} entries are recorded {when}: {shown}.")
+
+
+def _plural(kind: str) -> str:
+    """"allergy" → "allergies", "medication" → "medications"."""
+    return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
 
 
 def _clinically_active(result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
@@ -1313,6 +1353,9 @@ def name_field(view: str) -> str:
 
 def plan_list_items(pq: ParsedQuestion) -> Plan:
     """Distinct item names of a view (within the window)."""
+    if pq.aggregate == "started":
+        yield from plan_started(pq)
+        return
     view = pq.views[0] if pq.views else "condition"
     found = yield ("get_resources", {"view": view})
     if not found.get("count"):
@@ -1328,6 +1371,50 @@ def plan_list_items(pq: ParsedQuestion) -> Plan:
     total = names.get("count") or len(values)
     yield final([], f"{total} distinct: {'; '.join(map(str, values))}{_more(names, len(values))}.",
                 list_from=handle, list_field=name_field(view))
+
+
+_MAX_STARTED_ROWS = 60  # rows of a window read one by one for "what was started"; more is a list, not a start
+
+
+def plan_started(pq: ParsedQuestion) -> Plan:
+    """Items first recorded in the window ("what was started in the last 90 days?"): names ordered in the window
+    that no earlier record has (a renewal is not a start)."""
+    view = pq.views[0] if pq.views else "medication"
+    what = "medications" if view == "medication" else f"{view} entries"
+    found = yield ("get_resources", {"view": view, **({"kind": "request"} if view == "medication" else {})})
+    if not found.get("count"):
+        yield final([], f"The record has no {what}.")
+        return
+    inside = yield from windowed(pq, found["handle"])
+    label_ = pq.window.label if pq.window else "in that window"
+    if not inside.get("count"):
+        yield final([], f"Nothing was started {label_} (no {what} in that window).")
+        return
+    window = inside.get("window") or {}
+    earlier: dict[str, Any] = {}
+    start = _instant(window.get("start"))
+    if start is not None:
+        earlier = yield ("filter_by_date", {"records": found["handle"], "end": _iso(start - timedelta(seconds=1))})
+    started: list[Any] = []
+    renewed: list[Any] = []
+    # row by row (a result's preview is cut to its first and last rows when sent back): few rows in a window
+    for index in range(min(int(inside["count"]), _MAX_STARTED_ROWS)):
+        row = _row((yield ("get_by_index", {"records": inside["handle"], "index": index})))
+        name = row.get(name_field(view))
+        if name is None or name in started or name in renewed:
+            continue
+        if earlier.get("count"):
+            before = yield ("filter_by_value", {"records": earlier["handle"], "op": "==", "value": name,
+                                                "field": name_field(view)})
+            if before.get("count"):
+                renewed.append(name)
+                continue
+        started.append(name)
+    also = f" ({len(renewed)} renewed, ordered before too: {'; '.join(map(str, renewed))})" if renewed else ""
+    if not started:
+        yield final([], f"Nothing new was started {label_}{also}.")
+        return
+    yield final(started, f"Started {label_}: {'; '.join(map(str, started))}{also}.")
 
 
 def _more(names: dict[str, Any], shown: int) -> str:
