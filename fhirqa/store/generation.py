@@ -250,6 +250,7 @@ def _build(
     generation = current.generation + 1
     out = generation_dir(db, generation)
     tables = dict(current.tables)
+    patients = _touched_patients(con, db, current, staged, changes)  # before the staged parts move
     for mapping in stale:  # before this ingest's own changes, which then apply to the new rows as to any
         _remap(db, out, tables, mapping, changes)
     touched = sorted(set(changes.written) | set(changes.removed))
@@ -275,8 +276,51 @@ def _build(
             else:
                 tables.pop(spec.key, None)
     changed_maps = {mappings[t].table for t in touched if t in mappings} | {m.table for m in stale}
-    _build_views(con, db, out, tables, mappings, views_dir, changed_maps)
+    # A re-run map may change any patient's rows: those views are rebuilt whole.
+    patients.shared_tables |= {m.table for m in stale}
+    patients.shared_tables |= {mappings[t].table for t in patients.shared_types if t in mappings}
+    _build_views(con, db, out, tables, mappings, views_dir, changed_maps, patients)
     return Manifest(generation, "", tables, digests), changes
+
+
+@dataclass
+class _Patients:
+    """Whom an ingest changed: the patients in ``touched_patients`` (a temp table), and what belongs to no one.
+
+    A view row depends on its own patient's rows and on shared resources (a Medication several orders
+    name): a view that reads a changed shared table is rebuilt whole, any other only for these patients.
+    """
+
+    shared_types: set[str] = field(default_factory=set)  # types with changed rows of no patient
+    shared_tables: set[str] = field(default_factory=set)  # mapped tables whose change reaches any patient
+
+
+def _touched_patients(
+    con: duckdb.DuckDBPyConnection, db: Path, current: Manifest, staged: _Staged, changes: Changes
+) -> _Patients:
+    """Fill ``touched_patients`` with the patients of staged and removed resources (a superset is safe)."""
+    found = _Patients()
+    con.execute("CREATE TEMP TABLE touched_patients (patient_id VARCHAR)").fetchall()
+    sources = []
+    files = [p for t in staged.types() for p in staged.of("resources", t)]
+    if files:
+        sources.append(f"SELECT resource_type, patient_id FROM read_parquet({_sql_list(files)})")
+    for rtype in changes.removed:
+        stored = [db / rel for rel in current.parts(f"resources/{rtype}")]
+        if stored:
+            sources.append(
+                f"SELECT resource_type, patient_id FROM read_parquet({_sql_list(stored)}, union_by_name = true) "
+                f"WHERE id IN (SELECT id FROM removed WHERE resource_type = {_literal(rtype)})"
+            )
+    if sources:
+        union = " UNION ALL ".join(sources)
+        con.execute(f"CREATE TEMP TABLE _touched AS SELECT DISTINCT resource_type, patient_id FROM ({union})").fetchall()
+        con.execute("INSERT INTO touched_patients SELECT DISTINCT patient_id FROM _touched "
+                    "WHERE patient_id IS NOT NULL").fetchall()
+        found.shared_types = {
+            t for (t,) in con.execute("SELECT DISTINCT resource_type FROM _touched WHERE patient_id IS NULL").fetchall()
+        }
+    return found
 
 
 def stale_maps(current: Manifest, mappings: dict[str, Mapping]) -> list[Mapping]:
@@ -555,7 +599,7 @@ def stale_views(current: Manifest, views_dir: Path) -> list[str]:
     stale = []
     for name, sql_path in view_files(views_dir).items():
         previous = current.parts(f"view/{name}")
-        if len(previous) != 1 or Path(previous[0]).stem != f"{name}-{_view_digest(sql_path)}":
+        if not previous or not _built_with(previous, f"{name}-{_view_digest(sql_path)}"):
             stale.append(name)
     return stale
 
@@ -580,11 +624,14 @@ def _build_views(
     mappings: dict[str, Mapping],
     views_dir: Path,
     changed_maps: set[str] | None = None,
+    patients: _Patients | None = None,
 ) -> None:
     """Rebuild the views that read a changed mapped table or whose SQL changed; carry the others over.
 
-    A view's file name carries a digest of its SQL (``views/observation-<digest>.parquet``), so an
-    edited view is rebuilt by the next ingest that changes anything.
+    A view's file names carry a digest of its SQL (``views/observation-<digest>….parquet``), so an edited
+    view is rebuilt whole by the next ingest. A view whose SQL is unchanged and which reads no changed
+    shared table is rebuilt only for the ``patients`` the ingest touched: their rows are made again as a
+    new part and taken out of the stored parts that held them (a daily load does not rebuild the store's views).
     """
     register_maps(con, db, tables, mappings)
     register_view_macros(con, views_dir)
@@ -593,19 +640,56 @@ def _build_views(
         digest = _view_digest(sql_path)
         key = f"view/{name}"
         previous = part_list(tables.get(key))
+        current = bool(previous) and _built_with(previous, f"{name}-{digest}") and all(
+            (db / rel).exists() for rel in previous
+        )
         reads = {m.table for m in mappings.values() if re.search(rf"\b{re.escape(m.table)}\b", sql)}
-        if (
-            changed_maps is not None
-            and len(previous) == 1
-            and Path(previous[0]).stem == f"{name}-{digest}"
-            and reads
-            and not reads & changed_maps
-            and (db / previous[0]).exists()
-        ):
+        if changed_maps is not None and current and reads and not reads & changed_maps:
             continue
-        path = out / "views" / f"{name}-{digest}.parquet"
         try:
+            if changed_maps is not None and current and patients is not None and not reads & patients.shared_tables:
+                tables[key] = _view_for_patients(con, db, out, previous, sql, f"{name}-{digest}")
+                continue
+            path = out / "views" / f"{name}-{digest}.parquet"
             _write(con, sql, "patient_id", path)
         except duckdb.Error as exc:
             raise FhirqaError(f"{sql_path}: view {name!r} failed: {exc}") from exc
         tables[key] = str(path.relative_to(db))
+
+
+def _built_with(parts: list[str], stem: str) -> bool:
+    """True when every part of a view was made by the SQL whose file stem is ``stem`` (``name-digest``)."""
+    return all(Path(rel).stem == stem or Path(rel).stem.startswith(stem + "-") for rel in parts)
+
+
+def _view_for_patients(
+    con: duckdb.DuckDBPyConnection, db: Path, out: Path, previous: list[str], sql: str, stem: str
+) -> list[str]:
+    """The view's parts with the touched patients' rows made again (stored parts that held them rewritten)."""
+    touched = "(SELECT patient_id FROM touched_patients)"
+    spec = _Table(f"view/{stem}", "views", stem, "patient_id", "''", ["patient_id"])
+    hit = {
+        Path(row[0]).resolve()
+        for row in con.execute(
+            f"SELECT DISTINCT filename FROM read_parquet({_sql_list([db / rel for rel in previous])}, filename = true) "
+            f"WHERE patient_id IN {touched}"
+        ).fetchall()
+    }
+    parts: list[str] = []
+    folder = out / "views"
+    for number, rel in enumerate(previous):
+        if (db / rel).resolve() not in hit:
+            parts.append(rel)
+            continue
+        path = folder / f"{stem}-kept{number:04d}.parquet"
+        select = f"SELECT o.* FROM read_parquet({_quote(db / rel)}) o WHERE o.patient_id IS NULL OR o.patient_id NOT IN {touched}"
+        if _write(con, select, "patient_id", path):
+            parts.append(str(path.relative_to(db)))
+        else:
+            path.unlink(missing_ok=True)
+    path = folder / f"{stem}-new.parquet"
+    if _write(con, f"SELECT * FROM ({sql}) WHERE patient_id IN {touched}", "patient_id", path):
+        parts.append(str(path.relative_to(db)))
+    else:
+        path.unlink(missing_ok=True)
+    return _merge_small(con, db, out, spec, parts)

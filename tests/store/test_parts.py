@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -122,3 +123,55 @@ def test_a_store_written_before_tables_had_parts_is_read_and_extended(tmp_path):
     assert rows(db, "SELECT ref, value FROM observation ORDER BY ref") == [
         ("Observation/p1-o0", 1.0), ("Observation/p1-o1", 2.0), ("Observation/p1-o2", 12.0), ("Observation/p1-o3", 13.0)]
     assert read_manifest(db).generation == 2
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
+
+
+def _view_rows(db) -> dict[str, list]:
+    con = Store(db).connect()
+    return {name: sorted(con.execute(f"SELECT * FROM {name}").fetchall(), key=repr) for name in Store(db).view_names()}
+
+
+def test_views_built_patient_by_patient_equal_views_built_at_once(tmp_path):
+    at_once, one_by_one = tmp_path / "at-once", tmp_path / "one-by-one"
+    load(at_once, SAMPLE)
+    for bundle in sorted(SAMPLE.glob("*.json")):
+        load(one_by_one, bundle)
+    assert len(read_manifest(one_by_one).parts("view/observation")) > 1  # made patient by patient, not rebuilt
+    assert _view_rows(one_by_one) == _view_rows(at_once)
+
+
+def test_a_new_patient_adds_a_view_part_and_keeps_the_stored_ones(tmp_path):
+    db = tmp_path / "db"
+    load(db, patient_bundle(tmp_path, "p1", 3))
+    before = read_manifest(db).parts("view/observation")
+    load(db, patient_bundle(tmp_path, "p2", 2))
+    after = read_manifest(db).parts("view/observation")
+    assert after[: len(before)] == before and len(after) == len(before) + 1
+    changed = observation("p1-o1", "p1", value=-3.0)
+    load(db, write_ndjson(tmp_path / "change.ndjson", [changed]))
+    parts = read_manifest(db).parts("view/observation")
+    assert before[0] not in parts and after[-1] in parts  # p1's part rewritten, p2's kept
+    assert rows(db, "SELECT ref, value FROM observation ORDER BY ref") == [
+        ("Observation/p1-o0", 1.0), ("Observation/p1-o1", -3.0), ("Observation/p1-o2", 3.0),
+        ("Observation/p2-o0", 1.0), ("Observation/p2-o1", 2.0)]
+
+
+def test_a_changed_shared_medication_rebuilds_the_medication_view_whole(tmp_path):
+    db = tmp_path / "db"
+
+    def order(oid, pid):
+        return {"resourceType": "MedicationRequest", "id": oid, "status": "active", "intent": "order",
+                "subject": {"reference": f"Patient/{pid}"}, "authoredOn": "2024-02-01",
+                "medicationReference": {"reference": "Medication/m1"}}
+
+    def medication(name):
+        return {"resourceType": "Medication", "id": "m1", "code": {"text": name}}
+
+    load(db, write_ndjson(tmp_path / "a.ndjson", [patient("p1"), medication("Lisinopril 10 MG"), order("r1", "p1")]))
+    load(db, write_ndjson(tmp_path / "b.ndjson", [patient("p2"), order("r2", "p2")]))
+    load(db, write_ndjson(tmp_path / "c.ndjson", [medication("Lisinopril 20 MG")]))  # belongs to no patient
+    assert len(read_manifest(db).parts("view/medication")) == 1
+    assert rows(db, "SELECT patient_id, medication_name FROM medication ORDER BY 1") == [
+        ("p1", "Lisinopril 20 MG"), ("p2", "Lisinopril 20 MG")]
