@@ -159,15 +159,17 @@ def collect_garbage(db: Path, manifest: Manifest) -> None:
     Only a writer holding the lock calls this, after its own commit or before its own staging.
     """
     shutil.rmtree(db / "tmp", ignore_errors=True)
-    live = {(db / rel).resolve() for rel in manifest.all_files()}
+    # Compared as paths relative to the store, as the manifest writes them (no resolve(): a syscall per
+    # file, and a store has many parts).
+    live = {os.path.normpath(rel) for rel in manifest.all_files()}
     gen_root = db / "gen"
     if not gen_root.exists():
         return
     for gen in gen_root.iterdir():
-        files = [p for p in gen.rglob("*") if p.is_file()]
-        if not any(p.resolve() in live for p in files):
+        files = [(path, os.path.relpath(path, db)) for path in gen.rglob("*") if path.is_file()]
+        if not any(rel in live for _, rel in files):
             shutil.rmtree(gen, ignore_errors=True)
             continue
-        for path in files:
-            if path.resolve() not in live:
+        for path, rel in files:
+            if rel not in live:
                 path.unlink(missing_ok=True)

@@ -175,3 +175,14 @@ def test_a_changed_shared_medication_rebuilds_the_medication_view_whole(tmp_path
     assert len(read_manifest(db).parts("view/medication")) == 1
     assert rows(db, "SELECT patient_id, medication_name FROM medication ORDER BY 1") == [
         ("p1", "Lisinopril 20 MG"), ("p2", "Lisinopril 20 MG")]
+
+
+def test_files_no_generation_references_are_collected(tmp_path):
+    db = tmp_path / "db"
+    load(db, patient_bundle(tmp_path, "p1", 3))
+    load(db, patient_bundle(tmp_path, "p2", 2))
+    load(db, write_ndjson(tmp_path / "change.ndjson", [observation("p1-o1", "p1", value=-3.0)]))  # rewrites parts
+    manifest = read_manifest(db)
+    on_disk = {str(p.relative_to(db)) for p in (db / "gen").rglob("*.parquet")}
+    assert on_disk == set(manifest.all_files())
+    assert not (db / "tmp").exists() or not any((db / "tmp").iterdir())
