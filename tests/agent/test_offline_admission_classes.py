@@ -101,7 +101,8 @@ def test_a_terse_current_medication_list_is_the_active_orders(question: str) -> 
                                      "Warfarin Sodium 5 MG Oral Tablet"]
 
 
-@pytest.mark.parametrize("question", ["# active meds?", "how many active meds?", "number of home meds"])
+@pytest.mark.parametrize("question", ["# active meds?", "how many active meds?", "number of home meds",
+                                      "how many meds is he currently on?", "how many active medications does he have?"])
 def test_counting_the_current_list_counts_active_drugs_only(question: str) -> None:
     assert ask(question)["answer"] == [3]
     assert ask(question, {**VIEWS, "medication": MEDICATIONS[:2]})["answer"] == [0]  # none active: 0, not []
@@ -115,7 +116,8 @@ def test_the_allergy_list_is_the_allergies_never_other_records(question: str) ->
 
 
 def test_nkda_is_whether_no_drug_allergy_is_recorded() -> None:
-    assert ask("NKDA?")["answer"] == [True]  # food and pollen allergies are not drug allergies
+    for question in ("NKDA?", "no known drug allergies?", "NKDA, correct?"):
+        assert ask(question)["answer"] == [True], question  # food and pollen allergies are not drug allergies
     drug = [*ALLERGIES, allergy("a3", "Penicillin V", "medication")]
     assert ask("NKDA?", {**VIEWS, "allergy": drug})["answer"] == [False]
     assert ask("NKDA?", {**VIEWS, "allergy": []})["answer"] == [True]
@@ -124,12 +126,14 @@ def test_nkda_is_whether_no_drug_allergy_is_recorded() -> None:
 
 def test_a_list_word_with_a_period_is_not_the_current_list() -> None:
     assert parse("total meds prescribed past 10 yrs?", NOW).intent == "count"
+    assert ask("How many prescriptions does he have on record?")["answer"] == [7]  # every order, stopped ones too
     assert parse("any known allergies?", NOW).intent == "exists"  # a yes/no, not the list
 
 
 # 2. PMH ------------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("question", "expected"), [("PMH stroke?", True), ("PMH significant for HTN?", True),
+                                                    ("any PMH of stroke?", True), ("PMH include hypertension?", True),
                                                     ("PMH osteoarthritis?", False), ("pmh positive for CKD?", False)])
 def test_pmh_asks_whether_the_history_holds_the_diagnosis(question: str, expected: bool) -> None:
     assert parse(question, NOW).intent == "exists"
@@ -194,7 +198,8 @@ def test_blood_thinners_include_antiplatelets() -> None:
 
 
 def test_a_present_tense_class_question_is_about_an_active_order() -> None:
-    assert parse("is he taking an NSAID now?", NOW).intent == "active_check"
+    for question in ("is he taking an NSAID now?", "currently taking an NSAID?", "taking an NSAID?"):
+        assert parse(question, NOW).intent == "active_check", question
     assert ask("is he taking an NSAID now?")["answer"] == [False]  # naproxen was stopped
     assert ask("ever on NSAIDs?")["answer"] == [True]
     assert parse("is she on dialysis?", NOW).intent == "exists"  # not a drug: whether it is recorded

@@ -714,7 +714,7 @@ def _has_item(text: str) -> bool:
 @lru_cache(maxsize=1)
 def _current_list_patterns() -> tuple[Any, ...]:
     """Compiled ``current_lists`` of ``question_phrases.json``: (count, fillers, [(kind, names, qualifiers, required,
-    [(absent phrase, category)])])."""
+    [(absent phrase, category)], not-with words)], count fillers)."""
     data = _phrases().get("current_lists") or {}
 
     def words(items: list[str]) -> re.Pattern[str]:
@@ -722,11 +722,12 @@ def _current_list_patterns() -> tuple[Any, ...]:
 
     lists = tuple((spec["kind"], words(spec["names"]), words(spec.get("qualifiers", [])),
                    bool(spec.get("qualifier_required")),
-                   tuple((words([a["phrase"]]), a.get("category")) for a in spec.get("absent", [])))
+                   tuple((words([a["phrase"]]), a.get("category")) for a in spec.get("absent", [])),
+                   words(spec.get("not_with", [])))
                   for spec in data.get("lists", []))
     count = re.compile(rf"(?:^|\s)#|\b(?:{_alternation([w for w in data.get('count_words', []) if w != '#'])})\b") \
         if data.get("count_words") else re.compile(r"$^")
-    return count, words(data.get("fillers", [])), lists
+    return count, words(data.get("fillers", [])), lists, words(data.get("count_fillers", []))
 
 
 def _current_list(text: str) -> tuple[str, str | None, str | None] | None:
@@ -735,14 +736,16 @@ def _current_list(text: str) -> tuple[str, str | None, str | None] | None:
     patterns = _current_list_patterns()
     if not patterns[2]:
         return None
-    count, fillers, lists = patterns
+    count, fillers, lists, count_fillers = patterns
 
     def empty(rest: str) -> bool:
         return not re.sub(r"[\s,.;:!?\-/()]+", " ", fillers.sub(" ", rest)).strip()
 
     counted = count.search(text) is not None
     rest = count.sub(" ", text)
-    for kind, names, qualifiers, required, absents in lists:
+    for kind, names, qualifiers, required, absents, not_with in lists:
+        if not_with.search(rest):
+            continue  # "prescriptions on record": every order, not the current list
         for phrase, category in absents:
             if phrase.search(rest) and empty(phrase.sub(" ", rest)) and not counted:
                 return kind, "absent", category
@@ -753,6 +756,8 @@ def _current_list(text: str) -> tuple[str, str | None, str | None] | None:
             continue
         qualified = qualifiers.search(stripped) is not None
         stripped = qualifiers.sub(" ", names.sub(" ", stripped))
+        if counted:  # "how many active meds does she have?": the count's frame words
+            stripped = count_fillers.sub(" ", stripped)
         stripped = re.sub(r"\b(?:does|do|have|has)\b", " ", stripped) if re.search(r"\bor\b", rest) else stripped
         if (qualified or not required) and empty(stripped):
             return kind, "count" if counted else None, None

@@ -476,7 +476,9 @@ def plan(pq: ParsedQuestion) -> Plan:
         yield from plan_consistency(pq)
         return
     # a visit's note named ("was imaging mentioned in the Jan 7 note?") is a question about the note, not the records
-    routed = record_route(pq) if note_visit(pq) is None and note_value(pq) is None else None
+    # "NKDA?" / "no known drug allergies?" is a yes/no about the allergy list's categories, not a list of one kind
+    absent = pq.intent == "active_list" and pq.aggregate == "absent"
+    routed = record_route(pq) if note_visit(pq) is None and note_value(pq) is None and not absent else None
     if routed is not None:  # care plans, goals, imaging: records whose parts are rows (a plan is one ref)
         if (yield from plan_records(pq, routed)):
             return
