@@ -20,6 +20,7 @@ import argparse
 import csv
 import json
 import random
+import re
 import sys
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -103,6 +104,11 @@ FIRST = {"M": ["John", "Robert", "Michael", "William", "David", "James"],
 INTUB = "intubated"
 
 
+def seeded(key: str) -> random.Random:
+    """An RNG seeded by a string: the same draws on every machine and run."""
+    return random.Random(key)  # noqa: S311 - reproducible draws, not secrets
+
+
 def fmt_ts(t: datetime) -> str:
     """MIMIC timestamp text."""
     return t.strftime("%Y-%m-%d %H:%M:%S")
@@ -156,7 +162,7 @@ def note(w: World, p: dict, adm: dict | None, cat: str, desc: str, when: datetim
 
 
 def gen_patient(w: World, i: int, spec: dict) -> None:
-    rng = random.Random(f"{SEED}/patient/{i}")
+    rng = seeded(f"{SEED}/patient/{i}")
     sex = spec["sex"]
     sid = 40000 + 137 * i + rng.randint(0, 99)
     first = rng.choice(FIRST[sex])
@@ -169,7 +175,7 @@ def gen_patient(w: World, i: int, spec: dict) -> None:
     t = datetime(base_year, rng.randint(1, 6), rng.randint(1, 28), rng.randint(8, 22), rng.randint(0, 59))
     for a_i, prof_name in enumerate(spec["profiles"]):
         prof = PROFILES[prof_name]
-        arng = random.Random(f"{SEED}/adm/{i}/{a_i}")
+        arng = seeded(f"{SEED}/adm/{i}/{a_i}")
         los = arng.randint(4, 8)
         admit = t
         disch = datetime.combine((admit + timedelta(days=los)).date(), datetime.min.time()) + timedelta(
@@ -242,7 +248,7 @@ def gen_patient(w: World, i: int, spec: dict) -> None:
         gen_notes(w, p, adm, arng, spec)
         t = disch + timedelta(days=arng.randint(60, 300), hours=arng.randint(-5, 5))
     last = p["adms"][-1]["disch"]
-    p["now"] = datetime.combine(last.date() + timedelta(days=random.Random(f"{SEED}/now/{i}").randint(3, 21)),
+    p["now"] = datetime.combine(last.date() + timedelta(days=seeded(f"{SEED}/now/{i}").randint(3, 21)),
                                 datetime.min.time()) + timedelta(hours=12)
     w.patients.append(p)
 
@@ -259,7 +265,7 @@ def lab_before(adm: dict, t: datetime) -> tuple[datetime, dict]:
 
 def gen_notes(w: World, p: dict, adm: dict, rng: random.Random, spec: dict) -> None:
     prof = adm["p"]
-    pr, Pr = p["pr"], p["pr"].capitalize()
+    Pr = p["pr"].capitalize()
     age = adm["admit"].year - p["dob"].year
     adm["nursing"], adm["physician"], adm["radiology"], adm["echo"], adm["ecg"], adm["resp"] = [], [], [], [], [], []
     adm["pressure_ulcer"] = False
@@ -395,8 +401,8 @@ def gen_notes(w: World, p: dict, adm: dict, rng: random.Random, spec: dict) -> N
                 f"Discharge Medications:\n{med_lines}\n\n"
                 f"Discharge Disposition:\n{adm['dispo']}\n\n"
                 f"Discharge Diagnosis:\nPrimary:\n{dx[0]}\n\nSecondary:\n" + "\n".join(dx[1:]) + "\n\n"
-                f"Discharge Condition:\nMental Status: Clear and coherent. Activity Status: Ambulatory - Independent.\n\n"
-                f"Followup Instructions:\nPlease follow up with your PCP [**Name Initial (PRE) 176**] 1 week.\n")
+                "Discharge Condition:\nMental Status: Clear and coherent. Activity Status: Ambulatory - Independent.\n\n"
+                "Followup Instructions:\nPlease follow up with your PCP [**Name Initial (PRE) 176**] 1 week.\n")
         rec = note(w, p, adm, "Discharge summary", "Report", datetime.combine(adm["disch"].date(), datetime.min.time()),
                    text, timed=False)
         rec.update(dx=dx, meds=meds, cc=prof["cc"], dispo=adm["dispo"])
@@ -573,7 +579,7 @@ def questions(w: World) -> list[dict]:
 
     all_drugs = sorted({m for prof in PROFILES.values() for m in prof["meds"]})
     for p in w.patients:
-        rng = random.Random(f"{SEED}/q/{p['sid']}")
+        rng = seeded(f"{SEED}/q/{p['sid']}")
         his = "his" if p["sex"] == "M" else "her"
         last_adm = p["adms"][-1]
         # ---- discharge summaries
@@ -749,7 +755,7 @@ def questions(w: World) -> list[dict]:
                 st = rng.randint(0, 2)
                 k = rng.randint(0, 2)
                 if which == "last":
-                    text = ["does the progress note's K match the lab?",
+                    text = ["does the last progress note's K match the lab?",
                             "Does the potassium quoted in the most recent progress note match the lab result?",
                             "last progress note K same as the lab K?"][k]
                 else:
@@ -807,7 +813,7 @@ def questions(w: World) -> list[dict]:
         groups: dict[str, list[dict]] = {}
         for c in cands[cat]:
             groups.setdefault(c["template"].split("/")[1], []).append(c)
-        rng = random.Random(f"{SEED}/draw/{cat}")
+        rng = seeded(f"{SEED}/draw/{cat}")
         for g in groups.values():
             rng.shuffle(g)
         picked: list[dict] = []
@@ -821,14 +827,168 @@ def questions(w: World) -> list[dict]:
     return out
 
 
+# --------------------------------------------------------------------------------------------- second derivation
+
+def verify_sql(csv_dir: Path, qs: list[dict]) -> list[str]:
+    """Re-derive every gold by SQL over the CSV files (DuckDB), from the rows and texts alone; return the
+    disagreements. Shares no state with the generator: note kinds, ISERROR, latest notes, sections and values
+    are found again by SQL and regular expressions."""
+    import duckdb
+
+    con = duckdb.connect()
+    for t in ("NOTEEVENTS", "LABEVENTS", "ADMISSIONS"):
+        con.execute(f"CREATE TABLE {t} AS SELECT * FROM read_csv_auto('{csv_dir / (t + '.csv')}', header=true)")
+    con.execute("CREATE VIEW ok AS SELECT *, trim(CATEGORY) AS cat, coalesce(CHARTTIME, CAST(CHARTDATE AS TIMESTAMP)) AS t "
+                "FROM NOTEEVENTS WHERE ISERROR IS NULL OR ISERROR <> 1")
+
+    def one(sql: str, *args):
+        return con.execute(sql, list(args)).fetchone()
+
+    def kind_where(kind: str) -> str:
+        return {"ds": "cat = 'Discharge summary'", "rad": "cat = 'Radiology'", "cxr": "cat = 'Radiology' AND DESCRIPTION LIKE 'CHEST%'",
+                "nurs": "cat IN ('Nursing', 'Nursing/other')", "phys": "cat = 'Physician'", "echo": "cat = 'Echo'",
+                "ecg": "cat = 'ECG'", "resp": "cat = 'Respiratory'"}[kind]
+
+    def last(kind: str, sid: int):
+        return one(f"SELECT ROW_ID, CHARTDATE, TEXT, HADM_ID FROM ok WHERE SUBJECT_ID = ? AND {kind_where(kind)} "
+                   "ORDER BY t DESC LIMIT 1", sid)
+
+    def sect(text: str, head: str) -> list[str]:
+        m = re.search(head + r":\n(.*?)\n\n(?=[A-Z][A-Za-z ]+:\n)", text + "\n\nEnd:\n", re.S)
+        body = m.group(1) if m else ""
+        if head == "Discharge Diagnosis":
+            body = re.search(r"Discharge Diagnosis:\n(.*?)\n\nDischarge Condition", text, re.S).group(1)
+        return [ln.strip() for ln in body.split("\n") if ln.strip() and ln.strip() not in ("Primary:", "Secondary:")]
+
+    def qval(text: str, code: str) -> float:
+        return float(re.search(r"Labs / Radiology:.*?\b" + code + r" ([0-9.]+)", text).group(1))
+
+    def this_adm(sid: int, now: str) -> int:
+        return one("SELECT HADM_ID FROM ADMISSIONS WHERE SUBJECT_ID = ? AND ADMITTIME <= CAST(? AS TIMESTAMP) "
+                   "ORDER BY ADMITTIME DESC LIMIT 1", sid, now[:19])[0]
+
+    def count(kind: str, sid: int, hadm: int | None = None) -> int:
+        extra = "" if hadm is None else f" AND HADM_ID = {int(hadm)}"
+        return one(f"SELECT count(*) FROM ok WHERE SUBJECT_ID = ? AND {kind_where(kind)}{extra}", sid)[0]
+
+    def ref_row(qq: dict):
+        rid = int(qq["gold_refs"][0].split("/")[1])
+        return one("SELECT ROW_ID, CHARTDATE, TEXT, cat, DESCRIPTION, CHARTTIME FROM ok WHERE ROW_ID = ?", rid)
+
+    bad = []
+    for qq in qs:
+        sid, pat, now = int(qq["patient_id"]), qq["template"].split("/")[1], qq["now"]
+        exp = qq["expected"]
+        got: object = "skip"
+        if pat in ("dc-dx-list", "primary-dx", "dc-meds", "chief-complaint", "disposition", "ds-date") or pat.startswith("dc-on-drug"):
+            r = last("ds", sid)
+            text = r[2]
+            if pat == "dc-dx-list":
+                got = sorted(sect(text, "Discharge Diagnosis"))
+            elif pat == "primary-dx":
+                got = sect(text, "Discharge Diagnosis")[:1]
+            elif pat == "dc-meds":
+                got = sorted(re.match(r"\d+\. (.*?) (?:\d+ mg|1 tab) ", ln + " ").group(1) for ln in sect(text, "Discharge Medications"))
+            elif pat.startswith("dc-on-drug"):
+                m = re.search(r"discharged on (.*?) per the last", qq["question"]) or re.match(r"(.*?) on the d/c", qq["question"])
+                drug = m.group(1)
+                got = [any(re.match(r"\d+\. " + re.escape(drug) + " ", ln, re.I) for ln in sect(text, "Discharge Medications"))]
+            elif pat == "chief-complaint":
+                got = sect(text, "Chief Complaint")[:1]
+            elif pat == "disposition":
+                got = sect(text, "Discharge Disposition")[:1]
+            else:
+                got = [str(r[1])]
+        elif pat == "ds-count":
+            got = [count("ds", sid)]
+        elif pat == "cxr-impression-date":
+            r = ref_row(qq)
+            n_day = one("SELECT count(*) FROM ok WHERE SUBJECT_ID = ? AND cat = 'Radiology' AND CHARTDATE = ?", sid, r[1])[0]
+            got = [r[2].split("IMPRESSION:", 1)[1].strip()] if n_day == 1 else "ambiguous day"
+        elif pat in ("last-cxr-impression", "last-cxr-date"):
+            r = last("cxr", sid)
+            got = [r[2].split("IMPRESSION:", 1)[1].strip()] if pat == "last-cxr-impression" else [str(r[1])]
+        elif pat == "count-this-admission" and qq["category"] == "radiology":
+            got = [count("rad", sid, this_adm(sid, now))]
+        elif pat == "count-this-admission":
+            got = [count("nurs", sid, this_adm(sid, now))]
+        elif pat == "resp-count-this-admission":
+            got = [count("resp", sid, this_adm(sid, now))]
+        elif pat == "last-note-pressure-ulcer":
+            got = ["pressure ulcer" in last("nurs", sid)[2].lower()]
+        elif pat == "last-nursing-date":
+            got = [str(last("nurs", sid)[1])]
+        elif pat.startswith("value-on-date"):
+            r = ref_row(qq)
+            assert one("SELECT count(*) FROM ok WHERE SUBJECT_ID = ? AND cat = 'Physician' AND CHARTDATE = ?", sid, r[1])[0] == 1
+            got = [qval(r[2], pat.rsplit("-", 1)[1])]
+        elif pat.startswith("value-last-note"):
+            got = [qval(last("phys", sid)[2], pat.rsplit("-", 1)[1])]
+        elif pat == "last-progress-date":
+            got = [str(last("phys", sid)[1])]
+        elif pat.startswith("k-match") or pat == "lab-k-at-note":
+            if pat.startswith("k-match"):
+                r = ref_row(qq)
+            else:
+                m = re.search(r"(\d{4}-\d\d-\d\d) progress note", qq["question"])
+                r = (one("SELECT ROW_ID, CHARTDATE, TEXT, cat, DESCRIPTION, CHARTTIME FROM ok WHERE SUBJECT_ID = ? AND "
+                         "cat = 'Physician' AND CHARTDATE = CAST(? AS DATE)", sid, m.group(1)) if m else
+                     one("SELECT ROW_ID, CHARTDATE, TEXT, cat, DESCRIPTION, CHARTTIME FROM ok WHERE SUBJECT_ID = ? AND "
+                         "cat = 'Physician' ORDER BY t DESC LIMIT 1", sid))
+            lab = one("SELECT VALUENUM FROM LABEVENTS WHERE SUBJECT_ID = ? AND ITEMID = 50971 AND CHARTTIME <= ? "
+                      "ORDER BY CHARTTIME DESC LIMIT 1", sid, r[5])[0]
+            got = [abs(qval(r[2], "K") - lab) < 0.05] if pat.startswith("k-match") else [lab]
+            if pat.startswith("k-match") and "last" in pat:
+                assert r[0] == last("phys", sid)[0]
+        elif pat in ("last-echo-date", "last-echo-ef", "echo-count"):
+            r = last("echo", sid)
+            got = ([str(r[1])] if pat == "last-echo-date" else [int(re.search(r"Ejection Fraction:\s+(\d+)%", r[2]).group(1))]
+                   if pat == "last-echo-ef" else [count("echo", sid)])
+        elif pat in ("last-ecg-afib", "last-ecg-date"):
+            r = last("ecg", sid)
+            got = ["atrial fibrillation" in r[2].lower()] if pat == "last-ecg-afib" else [str(r[1])]
+        elif qq["category"] == "note_mentions":
+            term = pat.rsplit("-", 1)[0]
+            rx = {"intubation": r"intubat", "sepsis": r"sepsis", "delirium": r"delirium", "pressure-ulcer": r"pressure ulcer",
+                  "atrial-fibrillation": r"atrial fibrillation", "pneumonia": r"pneumonia", "a-fall": r"\bfall\b",
+                  "pneumothorax": r"pneumothorax", "pulmonary-embolism": r"pulmonary embolism"}[term]
+            hits = [t for (t,) in con.execute("SELECT TEXT FROM ok WHERE SUBJECT_ID = ?", [sid]).fetchall()]
+            neg = re.compile(r"\bno (?:evidence of )?(?:\w+ ){0,1}" + rx, re.I)
+            got = [any(re.search(rx, s, re.I) and not all(neg.search(ln) for ln in s.split("\n") if re.search(rx, ln, re.I))
+                       for s in hits)]
+        elif qq["category"] == "no_data":
+            kind = {"no-ds": "ds", "no-radiology-impression": "rad", "no-radiology-date": "rad", "no-nursing": "nurs",
+                    "no-nursing-date": "nurs", "no-progress-value": "phys", "no-progress-match": "phys", "no-echo-date": "echo",
+                    "no-echo-ef": "echo", "no-ecg": "ecg", "no-ecg-date": "ecg"}.get(pat)
+            if kind:
+                got = [] if count(kind, sid) == 0 else ["notes of that kind exist"]
+            else:  # error-cxr-day: no valid radiology report that day, an ISERROR one
+                m = re.search(r"on (\d+)/(\d+)/(\d+)", qq["question"])
+                d = f"{m.group(3)}-{int(m.group(1)):02d}-{int(m.group(2)):02d}"
+                n_ok = one("SELECT count(*) FROM ok WHERE SUBJECT_ID = ? AND cat = 'Radiology' AND CHARTDATE = CAST(? AS DATE)", sid, d)[0]
+                n_err = one("SELECT count(*) FROM NOTEEVENTS WHERE SUBJECT_ID = ? AND ISERROR = 1 AND trim(CATEGORY) = 'Radiology' "
+                            "AND CHARTDATE = CAST(? AS DATE)", sid, d)[0]
+                got = [] if n_ok == 0 and n_err == 1 else ["not an error-only day"]
+        if got == "skip" or got != exp:
+            bad.append(f"{qq['id']}: gold {exp} vs SQL {got}")
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="folder for the CSV files (OUT/csv)")
     ap.add_argument("--check", action="store_true", help="exit 1 when questions.jsonl is stale")
+    ap.add_argument("--no-verify", action="store_true", help="skip the second derivation of the gold by SQL (DuckDB)")
     args = ap.parse_args(argv)
     w = build_world()
     write_csv(w, Path(args.out) / "csv")
     qs = questions(w)
+    if not args.no_verify:
+        bad = verify_sql(Path(args.out) / "csv", qs)
+        if bad:
+            print("gold and SQL disagree:\n" + "\n".join(bad), file=sys.stderr)
+            return 2
+        print(f"all {len(qs)} golds re-derived by SQL", file=sys.stderr)
     text = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in qs)
     target = HERE / "questions.jsonl"
     if args.check:
