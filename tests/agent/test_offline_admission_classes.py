@@ -115,6 +115,11 @@ def test_the_allergy_list_is_the_allergies_never_other_records(question: str) ->
     assert ask(question, {**VIEWS, "allergy": []})["answer"] == []
 
 
+def test_allergic_to_anything_is_a_yes_no() -> None:
+    assert ask("allergic to anything?")["answer"] == [True]
+    assert ask("allergic to anything?", {**VIEWS, "allergy": []})["answer"] == [False]
+
+
 def test_nkda_is_whether_no_drug_allergy_is_recorded() -> None:
     for question in ("NKDA?", "no known drug allergies?", "NKDA, correct?"):
         assert ask(question)["answer"] == [True], question  # food and pollen allergies are not drug allergies
@@ -202,6 +207,8 @@ def test_a_present_tense_class_question_is_about_an_active_order() -> None:
         assert parse(question, NOW).intent == "active_check", question
     assert ask("is he taking an NSAID now?")["answer"] == [False]  # naproxen was stopped
     assert ask("ever on NSAIDs?")["answer"] == [True]
+    assert ask("NSAID now?")["answer"] == [False] and ask("statin currently?")["answer"] == [True]
+    assert parse("K now?", NOW).intent == "value"  # a lab named with "now" is its latest value
     assert parse("is she on dialysis?", NOW).intent == "exists"  # not a drug: whether it is recorded
 
 

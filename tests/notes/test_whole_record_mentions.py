@@ -54,7 +54,8 @@ def _ctx(notes: Notes) -> ToolContext:
 def test_questions_about_the_notes_as_a_whole_are_recognised():
     for question in ("any note mention fracture?", "wheezing ever mentioned in her notes?",
                      "is hypertension documented in any note?", "do the notes say anything about back pain?",
-                     "was anemia noted in any of his notes?"):
+                     "was anemia noted in any of his notes?", "fracture in the notes?",
+                     "any note documenting hypertension?"):
         assert whole_record_asked(question), question
     assert not whole_record_asked("was wheezing mentioned?")
 

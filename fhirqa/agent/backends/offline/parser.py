@@ -333,6 +333,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     pq.lexicon_views = _lexicon_views(pq.entity)
     if _PRESENT_FRAME in pq.notes and pq.lexicon_views[:1] and pq.lexicon_views[0] != "medication":
         pq.intent, pq.list_kind = "exists", None  # "is she on dialysis?": not a drug, whether it is recorded
+    if pq.intent == "value" and pq.lexicon_views[:1] == ["medication"] and _present_cue_only(rest):
+        pq.intent, pq.list_kind = "active_check", "medication"  # "statin currently?", "NSAID now?": on one now
     _history_check(pq, rest.strip())
     _started_in_window(pq, rest)
     _event_date(pq, rest)
@@ -580,7 +582,7 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     if agg:
         pq.intent, pq.aggregate = "aggregate", agg
         return
-    if pq.yes_no or re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any|hx of|history of)\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b", text) or (
+    if pq.yes_no or re.search(r"^(?:has|have|had|did|does|do|is|are|was|were|ever|any|hx of|history of)\b|\bany (?:record|history|evidence)\b|\bis there\b|\bwas there\b|\banything$", text) or (
             re.search(r"\bever\b|\bat any (?:point|time)\b|\banytime\b", text)
             and not re.search(r"\b(?:value|what|which|first|last|latest|result|reading)\b", text)) or (
             (_ON_FILE.search(text) or re.search(r"^(?!.*\b(?:of|for)\b)\S+(?:\s+\S+){0,3}\s+(?:hx|history)$", text))
@@ -788,6 +790,14 @@ def _present_medication(text: str) -> str | None:
     if taking and cue.search(text.strip(" ?.!")):
         return "cue"
     return "frame" if frame.search(text) else None
+
+
+def _present_cue_only(text: str) -> bool:
+    """A terse "<drug> now?" / "<drug> currently?": a present cue closes the question and nothing asks a value."""
+    patterns = _present_medication_patterns()
+    if patterns is None or re.search(r"\b(?:dose|dosage|strength|sig|how|what|which|when|last|latest|first|mg)\b", text):
+        return False
+    return bool(patterns[1].search(text.strip(" ?.!")) or re.search(r"\b(?:currently|presently|at present)\W*$", text))
 
 
 def setting_words() -> re.Pattern[str] | None:
