@@ -107,7 +107,8 @@ class Store:
             files = [self.db / rel for parts in manifest.files(table).values() for rel in parts]
             if files:
                 listing = "[" + ", ".join(_quote(p) for p in files) + "]"
-                con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet({listing}, union_by_name = true)")
+                # One schema for every part (see register_maps): no union_by_name, which opens every part to bind.
+                con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet({listing})")
         if sandbox:
             con.execute(f"SET allowed_directories = [{_quote(self.db.resolve())}]")
             con.execute("SET enable_external_access = false")
