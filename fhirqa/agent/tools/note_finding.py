@@ -81,9 +81,10 @@ def _written_anywhere(question: str, notes: list[Any], low: datetime | None, hig
     target = parse_target(question)
     if target is None:
         return True
-    forms = [f.lower() for f in written_forms(target)]
+    forms = [" ".join(f.lower().split()) for f in written_forms(target)]
     scope = [n for n in notes if n.time is None or ((low is None or n.time >= low) and n.time <= high)]
-    return any(f in n.text.lower() for n in scope for f in forms)
+    # whitespace as chunks render it: a phrase broken over a line in the note is one phrase in its chunk
+    return any(f in " ".join(n.text.lower().split()) for n in scope for f in forms)
 
 
 def _read_every(ctx: ToolContext, notes: Any, question: str, low: datetime | None, high: datetime,
