@@ -405,21 +405,32 @@ def _keep_stored(
     if not old or not any_removed:
         return old
     gone = f"(SELECT {spec.prefix} || id AS k FROM removed WHERE resource_type = {t})"
+    return _without(con, db, old, out / spec.folder / spec.name, spec.id_column, gone, spec.sort)
+
+
+def _without(
+    con: duckdb.DuckDBPyConnection, db: Path, parts: list[str], stem: Path, column: str, gone: str, sort: list[str]
+) -> list[str]:
+    """``parts`` with the rows whose ``column`` is in ``gone`` (a subquery of ``k``) taken out.
+
+    Only the parts that hold such rows are read and rewritten (as ``<stem>-kept<n>.parquet``); a part left
+    empty is dropped, the others are kept as they are.
+    """
     hit = {
         Path(row[0]).resolve()
         for row in con.execute(
-            f"SELECT DISTINCT filename FROM read_parquet({_sql_list([db / rel for rel in old])}, filename = true) "
-            f"WHERE {spec.id_column} IN {gone}"
+            f"SELECT DISTINCT filename FROM read_parquet({_sql_list([db / rel for rel in parts])}, filename = true) "
+            f"WHERE {column} IN {gone}"
         ).fetchall()
     }
     kept = []
-    for number, rel in enumerate(old):
+    for number, rel in enumerate(parts):
         if (db / rel).resolve() not in hit:
             kept.append(rel)
             continue
-        path = out / spec.folder / f"{spec.name}-kept{number:04d}.parquet"
-        select = f"SELECT o.* FROM read_parquet({_quote(db / rel)}) o ANTI JOIN {gone} r ON r.k = o.{spec.id_column}"
-        if _write(con, select, ", ".join(spec.sort), path, _Size.of([db / rel])):
+        path = stem.with_name(f"{stem.name}-kept{number:04d}.parquet")
+        select = f"SELECT o.* FROM read_parquet({_quote(db / rel)}) o ANTI JOIN {gone} r ON r.k = o.{column}"
+        if _write(con, select, ", ".join(sort), path, _Size.of([db / rel])):
             kept.append(str(path.relative_to(db)))
         else:
             path.unlink(missing_ok=True)
@@ -674,30 +685,13 @@ def _view_for_patients(
     con: duckdb.DuckDBPyConnection, db: Path, out: Path, previous: list[str], sql: str, stem: str
 ) -> list[str]:
     """The view's parts with the touched patients' rows made again (stored parts that held them rewritten)."""
-    touched = "(SELECT patient_id FROM touched_patients)"
-    spec = _Table(f"view/{stem}", "views", stem, "patient_id", "''", ["patient_id"])
-    hit = {
-        Path(row[0]).resolve()
-        for row in con.execute(
-            f"SELECT DISTINCT filename FROM read_parquet({_sql_list([db / rel for rel in previous])}, filename = true) "
-            f"WHERE patient_id IN {touched}"
-        ).fetchall()
-    }
-    parts: list[str] = []
+    touched = "(SELECT patient_id AS k FROM touched_patients)"
     folder = out / "views"
-    for number, rel in enumerate(previous):
-        if (db / rel).resolve() not in hit:
-            parts.append(rel)
-            continue
-        path = folder / f"{stem}-kept{number:04d}.parquet"
-        select = f"SELECT o.* FROM read_parquet({_quote(db / rel)}) o WHERE o.patient_id IS NULL OR o.patient_id NOT IN {touched}"
-        if _write(con, select, "patient_id", path):
-            parts.append(str(path.relative_to(db)))
-        else:
-            path.unlink(missing_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    parts = _without(con, db, previous, folder / stem, "patient_id", touched, ["patient_id"])
     path = folder / f"{stem}-new.parquet"
-    if _write(con, f"SELECT * FROM ({sql}) WHERE patient_id IN {touched}", "patient_id", path):
+    if _write(con, f"SELECT * FROM ({sql}) WHERE patient_id IN (SELECT k FROM {touched})", "patient_id", path):
         parts.append(str(path.relative_to(db)))
     else:
         path.unlink(missing_ok=True)
-    return _merge_small(con, db, out, spec, parts)
+    return _merge_small(con, db, out, _Table(f"view/{stem}", "views", stem, "patient_id", "''", ["patient_id"]), parts)
