@@ -13,7 +13,17 @@ import traceback
 from collections.abc import Sequence
 
 from fhirqa import __version__
-from fhirqa.cli import ask_cmd, check_cmd, ingest_cmd, notes_cmd, query_cmd, serve_cmd, sql_cmd, tools_cmd
+from fhirqa.cli import (
+    ask_cmd,
+    check_cmd,
+    ingest_cmd,
+    notes_cmd,
+    query_cmd,
+    serve_cmd,
+    sql_cmd,
+    tools_cmd,
+    upgrade_cmd,
+)
 from fhirqa.errors import FhirqaError
 
 DEFAULT_DB = ".fhirqa/db"
@@ -29,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     db_default = os.environ.get("FHIRQA_DB", DEFAULT_DB)
-    for module in (ingest_cmd, query_cmd, ask_cmd, tools_cmd, notes_cmd, serve_cmd, sql_cmd, check_cmd):
+    for module in (ingest_cmd, upgrade_cmd, query_cmd, ask_cmd, tools_cmd, notes_cmd, serve_cmd, sql_cmd, check_cmd):
         module.register(commands, db_default)
     return parser
 

@@ -174,7 +174,7 @@ def _build(
     changes = Changes()
     types = staged.types()
     stale = stale_maps(current, mappings)
-    if not types and not stale:
+    if not types and not stale and not stale_views(current, views_dir):
         return current, changes
     meta = "resource_type, id, seq, version_id, last_updated, hash, deleted"
     if types:
@@ -673,7 +673,7 @@ def _build_views(
             _write(con, sql, "patient_id", path)
         except duckdb.Error as exc:
             raise FhirqaError(f"{sql_path}: view {name!r} failed: {exc}") from exc
-        tables[key] = str(path.relative_to(db))
+        tables[key] = [str(path.relative_to(db))]
 
 
 def _built_with(parts: list[str], stem: str) -> bool:

@@ -9,9 +9,9 @@ DB/
   .lock                  held by the one writer
 ```
 A reader opens ``manifest.json`` and sees one consistent generation; a writer prepares a whole
-generation, then swaps the manifest with ``os.replace``. A view is one file; the lossless tables
-(``resources/<Type>``, ``facts/<Type>``, ``map/<table>``) are lists of parts, each sorted by patient,
-so an ingest that adds resources adds parts and leaves the stored ones as they are. A crash before the swap leaves the previous
+generation, then swaps the manifest with ``os.replace``. Every table (``resources/<Type>``,
+``facts/<Type>``, ``map/<table>``, ``view/<name>``) is a list of parts, each sorted by patient, so an
+ingest that adds resources adds parts and leaves the stored ones as they are. A crash before the swap leaves the previous
 generation readable; the leftovers are removed by the next writer.
 """
 

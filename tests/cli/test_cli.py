@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from fhirqa.cli import main
+from fhirqa.store.layout import read_manifest
 from tests.conftest import SAMPLE
 
 
@@ -85,3 +86,28 @@ def test_rejected_records_make_a_nonzero_exit_and_a_summary(tmp_path, capsys):
     bad.write_text('{"resourceType": "Patient", "id": "p1"}\n{broken\n')
     code, out, _ = run(capsys, "ingest", str(bad), "--db", str(tmp_path / "db"))
     assert code == 1 and "1 rejected" in out and f"{bad}:2: malformed JSON" in out
+
+
+def test_upgrade_remakes_what_an_older_fhirqa_left_and_then_has_nothing_to_do(tmp_path, capsys):
+    db = tmp_path / "db"
+    assert main(["ingest", str(SAMPLE), "--db", str(db)]) == 0
+    manifest = json.loads((db / "manifest.json").read_text())
+    del manifest["maps"]  # as an older fhirqa wrote it: no record of which maps made the rows
+    (view,) = manifest["tables"]["view/patient"]
+    older = view.replace("patient-", "patient-0ld")  # a view made by other SQL
+    manifest["tables"]["view/patient"] = older  # and written as format 1 did: one file name
+    (db / view).rename(db / older)
+    (db / "manifest.json").write_text(json.dumps(manifest))
+    capsys.readouterr()
+    code, out, _ = run(capsys, "upgrade", "--db", str(db))
+    assert code == 0 and "generation 2" in out and "map_observation: made again from" in out
+    assert "0ld" not in read_manifest(db).parts("view/patient")[0]  # rebuilt with this fhirqa's SQL
+    code, out, _ = run(capsys, "sql", "SELECT count(*) AS n FROM patient", "--db", str(db), "--format", "csv")
+    assert out.splitlines()[1] == "5"
+    code, out, _ = run(capsys, "upgrade", "--db", str(db))
+    assert code == 0 and "already current (generation 2)" in out
+
+
+def test_upgrade_of_a_folder_without_a_store_is_one_clear_line(tmp_path, capsys):
+    code, _, err = run(capsys, "upgrade", "--db", str(tmp_path / "none"))
+    assert code != 0 and "no fhirqa store here" in err and "Traceback" not in err
