@@ -308,8 +308,25 @@ def read_every(question: str, notes: list[Note], entity: str | None = None) -> R
     if not item:
         return None
     names = names_for(item)
-    return read(question, [n for n in notes if may_mention(names, n.text)], entity) or \
+    candidates = [n for n in notes if may_mention(names, n.text)]
+    reading = read(question, candidates, entity)
+    if reading is not None and reading.value == [True]:
+        return reading
+    return _negated_mention(spec, names, candidates) or \
         Reading(spec["field"], "yes_no", [False], "", None, bool(spec.get("structured_too")))
+
+
+def _negated_mention(spec: dict[str, Any], names: list[str], notes: list[Note]) -> Reading | None:
+    """The newest sentence that names the item only to deny it ("Denies chest pain"): a No worth quoting."""
+    from fhirqa.notes.extract import negated
+
+    for note in sorted(notes, key=lambda n: n.time or datetime.min, reverse=True):
+        for sentence in sentences(note.text):
+            for name in names:
+                m = mentions(name, sentence)
+                if m and negated(sentence, m.start(), m.end()):
+                    return Reading(spec["field"], "yes_no", [False], sentence, note)
+    return None
 
 
 def _sections(note: Note, wanted: list[str]) -> list[Section]:

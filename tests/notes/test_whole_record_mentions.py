@@ -72,6 +72,19 @@ def test_a_term_no_note_holds_is_a_plain_no_not_missing_data():
     assert reading.value == [False] and reading.note is None
 
 
+def test_a_mention_only_denied_is_no_quoting_the_denial():
+    denied = _note(3, 2020, "# History of Present Illness\nDenies chest pain, SOB.")
+    reading = read_every("any note mention chest pain?", [OLD, denied])
+    assert reading.value == [False] and reading.note is denied and "Denies chest pain" in reading.quote
+    steps = plan(parse("any note mention chest pain?", NOW))
+    next(steps)
+    final = steps.send({"ok": True, "found": True, "kind": "section", "field": "mention", "answer_kind": "yes_no",
+                        "value": [False], "quote": "Denies chest pain, SOB.", "time": "2020-01-03T16:00:00+00:00",
+                        "note_type": "History and physical note", "scope": "all notes", "notes_in_scope": 2,
+                        "first": "1985-01-05", "last": "2020-01-03"})
+    assert final[1]["answer"] == [False] and "only as absent" in final[1]["text"]
+
+
 def test_the_lexical_prefilter_keeps_every_note_a_stemmed_mention_could_match():
     assert may_mention(["screen"], "depression screening (procedure)")
     assert may_mention(["mi"], "history of MI")

@@ -619,6 +619,8 @@ def reading_final(found: dict[str, Any]) -> Call:
         span = f"{found.get('notes_in_scope')} notes, {found.get('first')} to {found.get('last')}"
         if yes:
             return final([True], f"Yes, in the {where} ({span} read): \"{quote}\"")
+        if quote:  # named only to be denied
+            return final([False], f"No: mentioned only as absent, in the {where} ({span} read): \"{quote}\"")
         return final([False], f"No: none of the patient's notes mentions it ({span} read).")
     if found.get("answer_kind") == "yes_no":
         yes = bool(value and value[0])
