@@ -62,27 +62,33 @@ class RelationalNoteIndex(NoteIndex):
         self.con, self.schema = con, schema
         self._people: dict[str, Person] = {}
         self._read: dict[str, list[Note]] = {}
+        self._indexed: set[str] = set()
 
     def add_person(self, person: Person) -> None:
-        """Make ``person`` searchable (their notes are read and indexed on the first search)."""
+        """Make ``person`` searchable (their notes are read on first use, indexed on the first search)."""
         self._people[person.patient_id] = person
 
     def ensure(self, patient_id: str) -> SyncReport | None:
-        """Index the person's notes once per process (the database is read-only to fhirqa)."""
-        if patient_id in self._read:
+        """Index the person's notes once per process (the database is read-only to fhirqa).
+
+        Only a search needs the index: embedding loads the model and every chunk, seconds on a first question
+        that reading a note by kind or section ("date of the last d/c summary?") never needs.
+        """
+        if patient_id in self._indexed:
             return None
-        person = self._people.get(patient_id)
-        if person is None:
-            raise FhirqaError(f"no notes are known for {patient_id!r} in this database")
-        notes = relational_notes(self.con, self.schema, person)
-        report = self.index_notes(notes, patient_ids=[patient_id])
-        self._read[patient_id] = notes
+        report = self.index_notes(self.notes(patient_id), patient_ids=[patient_id])
+        self._indexed.add(patient_id)
         return report
 
     def notes(self, patient_id: str) -> list[Note]:
-        """The person's whole notes, oldest first."""
-        self.ensure(patient_id)
-        return self._read[patient_id]
+        """The person's whole notes, oldest first, read from the database once per process (not indexed)."""
+        found = self._read.get(patient_id)
+        if found is None:
+            person = self._people.get(patient_id)
+            if person is None:
+                raise FhirqaError(f"no notes are known for {patient_id!r} in this database")
+            found = self._read[patient_id] = relational_notes(self.con, self.schema, person)
+        return found
 
 
 def index_for(con: Connection, schema: Schema, person: Person, cache: Path) -> RelationalNoteIndex | None:

@@ -19,12 +19,14 @@ from fhirqa.agent.tools.notes import _bound
 
 def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None = None,
                   end: str | None = None, which: str | None = None, encounter_class: str | None = None,
-                  item: str | None = None) -> dict[str, Any]:
+                  item: str | None = None, note_kind: str | None = None) -> dict[str, Any]:
     """What the notes say about ``question`` (within [start, end]), with the sentence cited; found=false otherwise.
 
     Anchored to a visit (a day's window, ``which`` = latest/first note, or ``encounter_class`` in the window), a
     question about a section (chief complaint, assessment, allergies, medications, social history, plan, a
-    mention) is read from that visit's whole note (``fhirqa.notes.reader``).
+    mention) is read from that visit's whole note (``fhirqa.notes.reader``). With ``note_kind`` (a discharge
+    summary, chest x-ray, nursing note…: ``lexicon/note_kinds.json``) only the notes of that kind answer
+    (``fhirqa.notes.kinds``): their count, the last one's date, a section, a value or a mention.
     """
     notes = getattr(ctx, "notes", None)
     if notes is None or ctx.patient_id is None:
@@ -35,6 +37,8 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
 
     low, high = _bound(start, end=False), _bound(end, end=True)
     high = min(high, ctx.now) if high else ctx.now
+    if note_kind and callable(getattr(notes, "notes", None)):
+        return _of_kind(ctx, notes, question, note_kind, low, _bound(end, end=True), item)
     one_day = bool(low and high - low <= timedelta(days=2))
     if (one_day or (low and which)) and callable(getattr(notes, "notes", None)) and value_at_note(question):
         return _value_at_note(ctx, notes, question, low, high, None if one_day else which)  # type: ignore[arg-type]
@@ -196,3 +200,20 @@ def _read_visit(ctx: ToolContext, notes: Any, question: str, low: datetime | Non
     return {"ok": True, "found": True, "kind": "section", "field": reading.field, "answer_kind": reading.kind,
             "value": reading.value, "quote": reading.quote, "ref": note.ref, "time": moment,
             "note_type": note.note_type, "structured_too": reading.structured_too}
+
+
+def _of_kind(ctx: ToolContext, notes: Any, question: str, kind: str, low: datetime | None, high: datetime | None,
+             item: str | None) -> dict[str, Any]:
+    """``find_in_notes`` over the notes of one kind (``fhirqa.notes.kinds.answer``), every note it rests on cited."""
+    from fhirqa.notes import kinds
+
+    read = kinds.answer(question, kind, notes.notes(ctx.patient_id), ctx.now, low, high, item)
+    for note in read.notes[-20:]:
+        ctx.cite(Evidence(ref=note.ref, field="note.text", value=read.quote or note.date,
+                          time=note.time.isoformat() if note.time else None, label=note.note_type))
+    last = read.notes[-1] if read.notes else None
+    return {"ok": True, "found": read.found, "kind": "note_kind", "note_kind": kind, "answer_kind": read.shape,
+            "value": read.value, "unit": read.unit, "text": read.text, "quote": read.quote, "no_kind": read.no_kind,
+            "notes_in_scope": len(read.notes), "ref": last.ref if last else None,
+            "time": last.time.isoformat() if last and last.time else None,
+            "note_type": last.note_type if last else None}

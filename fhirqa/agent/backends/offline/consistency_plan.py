@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
+from fhirqa.notes.kinds import asked_kind
 from fhirqa.project import data_dir
 
 Call = tuple[str, dict[str, Any]]
@@ -126,6 +127,17 @@ def consistency_args(pq: ParsedQuestion) -> dict[str, Any]:
 def plan_consistency(pq: ParsedQuestion) -> Any:
     """Check the chosen notes against the record and answer Yes/No (or list the disagreements), both sides quoted."""
     args = consistency_args(pq)
+    kind = asked_kind(pq.text)
+    if kind is not None and args.get("which"):  # "the last progress note's K": the last note of that kind
+        from fhirqa.agent.backends.offline.note_kind_plan import chosen_note
+
+        last = yield from chosen_note(pq, kind)
+        if last.get("no_kind"):  # no note of that kind to check
+            yield ("final_answer", {"answer": [], "status": "no-data", "text": str(last.get("text") or "")})
+            return
+        if last.get("found") and last.get("ref"):
+            args["note"] = last["ref"]
+            del args["which"]
     result = yield ("check_note_consistency", args)
     negative = bool(_words()["negative_words"].search(normalise(pq.text)))  # "do they disagree?": Yes = mismatch
     agree = result.get("agree")

@@ -90,7 +90,7 @@ _STOP = set(
     healthcare health-care medical orders order ordered written file on-file documented any kind sort
     still anymore presently present also again ago last-known known age averaged calendar readings
     reporting report reported complain complained complaining complaints feel feeling felt symptom symptoms
-    mention mentioned notes note documented
+    mention mentioned notes note documented document documents documenting
     reading checked labs can could you pull show tell get find give see look need want know
     allergy allergies allergic intolerance intolerances reaction reactions
     mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has holding steady flat
@@ -1000,10 +1000,25 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
         kept = [w for w in words if w not in _STOP and not re.fullmatch(
             r"inpatient|ip|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|hospitali[sz]\w*|hospital|"
             r"admit(?:s|ted)?|admissions?|stays?|wellness|virtual|urgent|care|room|visits?|encounters?", w)]
+    if not kept and (found := _frame_findings()) is not None and re.search(found[1], text):
+        kept = [w for w in words if w in found[0]]  # "any fall documented in the notes?": the fall is the item
     half = len(kept) // 2
     if kept and len(kept) % 2 == 0 and kept[:half] == kept[half:]:
         kept = kept[:half]  # "sugar control at the last A1c" read as "a1c … a1c": one item named twice
     return " ".join(kept)
+
+
+@lru_cache(maxsize=1)
+def _frame_findings() -> tuple[frozenset[str], str] | None:
+    """Frame words that are also findings, and the words that make a question about the notes
+    (``lexicon/note_findings.json``)."""
+    from fhirqa.project import data_dir
+
+    path = data_dir("lexicon") / "note_findings.json"
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text("utf-8"))
+    return frozenset(data.get("frame_words_as_findings", [])), data.get("notes_asked", r"(?!)")
 
 
 def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:

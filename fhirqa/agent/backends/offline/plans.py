@@ -16,6 +16,7 @@ from typing import Any
 
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
+from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.records_plan import plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
@@ -154,6 +155,11 @@ def _row(result: dict[str, Any]) -> dict[str, Any]:
 
 def notes_answer(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Call | None]:
     """When the tables hold nothing: what the notes say, quoted, or None (then the answer is no-data)."""
+    kind = note_kind_question(pq, fallback=True)
+    if kind is not None:  # "date of the last ECG?" with no ECG among the records: the last ECG report's
+        call = yield from kind_final(pq, kind, fallback=True)
+        if call is not None:
+            return call
     if pq.intent not in ("value", "exists", "note_finding", "time_of") or not pq.entity:
         return None
     args: dict[str, Any] = {"question": pq.text}
@@ -475,6 +481,10 @@ def plan(pq: ParsedQuestion) -> Plan:
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
         return
+    kind = note_kind_question(pq)
+    if kind is not None:  # "date of last d/c summary?", "last CXR impression?": the notes of that kind answer
+        if (yield from plan_note_kind(pq, kind)):
+            return
     # a visit's note named ("was imaging mentioned in the Jan 7 note?") is a question about the note, not the records
     # "NKDA?" / "no known drug allergies?" is a yes/no about the allergy list's categories, not a list of one kind
     absent = pq.intent == "active_list" and pq.aggregate == "absent"
