@@ -87,11 +87,16 @@ def asks(question: str, key: str) -> bool:
 
 def section_asked(question: str, kind: str) -> dict[str, Any] | None:
     """The section of a note of ``kind`` the question asks for, with the kind's own words taken out first."""
-    q = " ".join(question.lower().split())
+    whole = q = " ".join(question.lower().split())
     spec = next(k for k in config()["kinds"] if k["name"] == kind)
     for p in spec["asks"]:
         q = re.sub(p, " ", q)
-    return next((s for s in config()["sections"] if _any(s["asks"], q) and not _any(s.get("not_asks", []), q)), None)
+    for text in (q, whole):  # a kind named by its section ("the discharge med list") asks for that section
+        found = next((s for s in config()["sections"] if _any(s["asks"], text)
+                      and not _any(s.get("not_asks", []), text)), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _counts_kind(question: str, kind: str) -> bool:
@@ -178,7 +183,7 @@ def split(note: Note) -> list[tuple[str, list[str]]]:
     """The note as (heading, lines) pairs; a heading's text on its own line is its first line."""
     out: list[tuple[str, list[str]]] = [("", [])]
     for raw in note.text.splitlines():
-        m = _HEADING.match(raw)
+        m = _HEADING.match(raw) if raw[:1].strip() else None  # an indented "NEW: cefuroxime …" is a section's line
         if m and not _NUMBERED.match(raw) and len(m["label"].split()) <= 5:
             out.append((" ".join(m["label"].lower().split()), [m["rest"].strip()] if m["rest"].strip() else []))
         else:
@@ -194,7 +199,7 @@ def _body(spec: dict[str, Any], note: Note) -> list[str] | None:
     for i, (label, lines) in enumerate(parts):
         if not any(h.match(label) for h in heads):
             continue
-        body = list(lines)
+        body = ["\x00" + label, *lines]  # the heading itself may be a sub-head ("Principal dx: CAP")
         for label2, more in parts[i + 1:]:
             if not any(s.match(label2) for s in subs):
                 break
@@ -205,7 +210,7 @@ def _body(spec: dict[str, Any], note: Note) -> list[str] | None:
             for line in body:
                 if not line and text:
                     break
-                if line:
+                if line and not line.startswith("\x00"):
                     text.append(line)
             return text
         return body
@@ -223,18 +228,22 @@ def _section(question: str, spec: dict[str, Any], note: Note, item: str | None) 
         value = [" ".join(" ".join(lines).split())] if lines else []
     elif how == "line":
         value = lines[:1]
-    elif how == "after_subhead":
+    elif how in ("after_subhead", "under_subhead"):
         sub = re.compile(rf"^(?:{spec['subhead']})$")
         value = []
         for i, b in enumerate(body):
             if b.startswith("\x00") and sub.match(b[1:]):
-                value = [x for x in body[i + 1:] if x and not x.startswith("\x00")][:1]
+                under = [x for x in body[i + 1:] if x]
+                end = next((j for j, x in enumerate(under) if x.startswith("\x00")), len(under))
+                value = under[:end][:1] if how == "after_subhead" else [
+                    part.strip() for x in under[:end] for part in x.split(";") if part.strip()]
                 break
-        value = value or lines[:1]
+        if how == "after_subhead":
+            value = value or lines[:1]  # no sub-heads: the first diagnosis listed is the primary one
     elif how == "names":
         value = [_drug_name(b) for b in lines]
-    else:
-        value = lines
+    else:  # a list written on one line ("Secondary dx: hyperkalemia; hypertension") is its items
+        value = [part.strip() for line in lines for part in line.split(";") if part.strip()]
     quote = "; ".join(lines)
     if how == "names":
         member = _any(spec.get("member", []), " ".join(question.lower().split()).rstrip("?. "))
@@ -254,6 +263,7 @@ def _section(question: str, spec: dict[str, Any], note: Note, item: str | None) 
 def _drug_name(line: str) -> str:
     m = _NUMBERED.match(line)
     body = m["body"] if m else line
+    body = re.sub(r"^[A-Z][A-Z ]{1,20}:\s*", "", body)  # a status label ("NEW:", "CONTINUE:") is not the name
     return _NAME_END.split(body, maxsplit=1)[0].strip()
 
 

@@ -141,3 +141,34 @@ def test_values_and_mentions_read_from_the_note_of_the_kind() -> None:
     assert ask("last ECG show afib?", item="afib").value == [True]
     negated = ask("any pneumothorax on the chest x-ray reports?", item="pneumothorax")
     assert negated.value == [False] and "no pneumothorax" in negated.quote
+
+
+FHIR_SUMMARY = """DISCHARGE SUMMARY
+Date: 1/7/2026 15:57    Author: Dr. Farid Goldberg
+
+Principal dx: community-acquired pneumonia
+Secondary dx: hyperkalemia; hypertension
+Disposition: Home health
+
+Discharge medications:
+  NEW: cefuroxime 500 mg PO BID x 5 days
+  CONTINUE: lisinopril 10 mg PO daily
+
+Follow-up: PCP in 1-2 weeks with repeat BMP/CBC.
+"""
+
+
+def test_a_summary_written_with_inline_headings_reads_the_same() -> None:
+    notes = [Note(note_id="DocumentReference/1", patient_id="p", ref="DocumentReference/1", text=FHIR_SUMMARY,
+                  time=datetime(2026, 1, 7, 23, 57, tzinfo=UTC), note_type="Discharge summary")]
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+
+    def read(question: str) -> list[object]:
+        return kinds.answer(question, "discharge summary", notes, now).value
+
+    assert read("discharge diagnoses on the last discharge summary?") == [
+        "community-acquired pneumonia", "hyperkalemia", "hypertension"]
+    assert read("principal dx per the last discharge summary?") == ["community-acquired pneumonia"]
+    assert read("secondary dx per the last discharge summary?") == ["hyperkalemia", "hypertension"]
+    assert read("discharge meds per the last d/c summary?") == ["cefuroxime", "lisinopril"]  # "NEW:" is no name
+    assert read("date of the last discharge summary?") == ["2026-01-07"]

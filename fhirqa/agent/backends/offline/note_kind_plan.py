@@ -30,8 +30,9 @@ def note_kind_question(pq: ParsedQuestion, fallback: bool = False) -> str | None
     if kind is None:
         return None
     spec = next(k for k in kinds.config()["kinds"] if k["name"] == kind)
-    if spec.get("also_a_record") and not fallback and not kinds.asks(pq.text, "report_words"):
-        return None
+    if spec.get("also_a_record") and not fallback and not kinds.asks(pq.text, "report_words") and not (
+            _item(pq) and kinds.shape_of(pq.text, kind) == "text" and not kinds.asks(pq.text, "asks_open")):
+        return None  # "ever had a CXR?" is the study; "any consolidation on the last CXR?" is its report's finding
     shape = kinds.shape_of(pq.text, kind)
     if shape in ("count", "date", "section"):
         return kind
@@ -55,6 +56,21 @@ def _item(pq: ParsedQuestion) -> str | None:
     return " ".join(words) or None
 
 
+def _window(pq: ParsedQuestion, kind: str) -> Any:
+    """The question's time window read with the kind's words taken out ("the last H&P" is no "last H[our]")."""
+    from fhirqa.agent.backends.offline.timephrases import find_window
+    from fhirqa.notes import kinds
+
+    if pq.window is None or pq.now is None:
+        return pq.window
+    text = " ".join(pq.text.lower().split())
+    spec = next(k for k in kinds.config()["kinds"] if k["name"] == kind)
+    for p in spec["asks"]:
+        text = re.sub(p, lambda m: "note".ljust(len(m.group(0))), text)
+    found = find_window(text, pq.now)
+    return found.window if found else None
+
+
 def plan_note_kind(pq: ParsedQuestion, kind: str) -> Generator[Call, dict[str, Any], bool]:
     """Answer from the notes of ``kind``; returns True when the final answer was given."""
     call = yield from kind_final(pq, kind)
@@ -74,7 +90,7 @@ def kind_final(pq: ParsedQuestion, kind: str, fallback: bool = False) -> Generat
     from fhirqa.notes import kinds
 
     args: dict[str, Any] = {"question": pq.text, "note_kind": kind}
-    window = pq.window
+    window = _window(pq, kind)
     if (window is not None and window.start is not None and window.end is not None
             and not kinds.asks(pq.text, "this_stay") and window.end - window.start <= timedelta(days=400)):
         args["start"], args["end"] = _iso(window.start), _iso(window.end)
