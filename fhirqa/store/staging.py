@@ -266,7 +266,7 @@ class Stager:
         self._pending_facts += len(facts) - before
         mapping = self.mappings.get(rtype)
         if mapping is not None:
-            self._map(batch, mapping, resource, patient_id, f"{rtype}/{rid}", seq)
+            self._map(batch, mapping, resource, patient_id, f"{rtype}/{rid}")
         hexdigest = digest.hexdigest()
         batch.content_ids.add(rid)
         batch.rows.append((rid, patient_id, version, updated, hexdigest, origin, data))
@@ -290,9 +290,7 @@ class Stager:
                                or self._pending_json > self.json_budget // 2):
             self._flush_type(max(self._types, key=lambda t: self._types[t].weight()))
 
-    def _map(
-        self, batch: _TypeBatch, mapping: Mapping, resource: dict[str, Any], patient_id: str | None, ref: str, seq: int
-    ) -> None:
+    def _map(self, batch: _TypeBatch, mapping: Mapping, resource: dict[str, Any], patient_id: str | None, ref: str) -> None:
         try:
             rows = mapping.view.rows(resource)
         except Exception as exc:  # noqa: BLE001 - one odd resource must not stop the ingest; it is reported
