@@ -303,12 +303,18 @@ def _active(c: Compiler, view: str, at: datetime | None) -> tuple[str, dict[str,
 
 
 def active_list(c: Compiler) -> Final:
-    """Conditions, medications or allergies active at a time (default: now)."""
+    """Conditions, medications or allergies active at a time (default: now); "# active meds?" counts them."""
     pq = c.pq
     view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
     when = f"on {pq.at_time.date()}" if pq.at_time else "currently"
     spec = Spec(view, kind="request" if view == "medication" else None)
     extra, params = _active(c, view, pq.at_time)
+    if pq.aggregate == "count":  # distinct names on the list (a renewed order is one drug), 0 when none
+        named = c.data.distinct_names(spec, extra, params)
+        for _, row in named:
+            c.data.cite(row, "name")
+        shown = "; ".join(name for name, _ in named[:PREVIEW])
+        return final([len(named)], f"{len(named)} active {pq.list_kind or view}(s) {when}" + (f": {shown}." if named else "."))
     names = _names(c, spec, extra, params)
     if not names:
         return final([], f"No active {pq.list_kind or view}s {when}.")

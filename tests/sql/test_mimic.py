@@ -67,6 +67,9 @@ def test_prescription_questions(con):
     assert ask(con, "Is he currently taking metoprolol?").answer == [True]
     assert ask(con, "Is he still taking heparin?").answer == [False]
     assert ask(con, "What medications is he currently on?").answer == ["Metoprolol Tartrate"]
+    assert ask(con, "# active meds?").answer == [1]  # a count of the same list, not the list
+    assert ask(con, "how many meds is he currently on?").answer == [1]
+    assert ask(con, "how many meds is he currently on?", now="2100-01-01T00:00:00Z").answer == [0]  # before any
     assert ask(con, "Has he ever been prescribed lorazepam?").answer == [False]  # only the other patient was
 
 
