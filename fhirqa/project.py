@@ -6,9 +6,11 @@ points elsewhere for deployments that keep them apart from the code.
 
 from __future__ import annotations
 
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from fhirqa.errors import FhirqaError
 
@@ -39,3 +41,12 @@ def data_dir(name: str) -> Path:
 def _data_dir(base: Path, name: str) -> Path:
     # Joining paths costs ~10 µs; the question path looks the catalog up thousands of times.
     return base / name
+
+
+@lru_cache(maxsize=64)
+def lexicon_file(name: str) -> dict[str, Any]:
+    """``lexicon/<name>`` parsed once per process: the words and classes the question path reads as data.
+
+    Shared by every caller: treat it as read-only.
+    """
+    return dict(json.loads((data_dir("lexicon") / name).read_text("utf-8")))

@@ -11,7 +11,6 @@ of the kind) mentions a finding. A patient with no note of the kind asked gets n
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,9 +27,9 @@ _NAME_END = re.compile(r"\s(?:\d|\(|-\s)")  # a drug name ends where its strengt
 @lru_cache(maxsize=1)
 def config() -> dict[str, Any]:
     """``lexicon/note_kinds.json``, read once."""
-    from fhirqa.project import data_dir
+    from fhirqa.project import lexicon_file
 
-    return json.loads((data_dir("lexicon") / "note_kinds.json").read_text("utf-8"))
+    return lexicon_file("note_kinds.json")
 
 
 def _any(patterns: list[str], text: str) -> re.Match[str] | None:

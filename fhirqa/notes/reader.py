@@ -15,7 +15,6 @@ Three steps, all driven by data (``lexicon/note_sections.json``):
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -41,9 +40,9 @@ _MONTH_WORDS = _MONTHS | {"january", "february", "march", "april", "june", "july
 @lru_cache(maxsize=1)
 def config() -> dict[str, Any]:
     """``lexicon/note_sections.json``, read once."""
-    from fhirqa.project import data_dir
+    from fhirqa.project import lexicon_file
 
-    return json.loads((data_dir("lexicon") / "note_sections.json").read_text("utf-8"))
+    return lexicon_file("note_sections.json")
 
 
 @dataclass

@@ -8,7 +8,6 @@ many status observations exist. Which items, which states and which words ask fo
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -16,14 +15,14 @@ from functools import lru_cache
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
-from fhirqa.project import data_dir
+from fhirqa.project import lexicon_file
 
 Call = tuple[str, dict[str, Any]]
 
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    return json.loads((data_dir("lexicon") / "coded_states.json").read_text("utf-8"))
+    return lexicon_file("coded_states.json")
 
 
 @dataclass

@@ -8,21 +8,20 @@ as of now), then an answer that quotes both sides. Which words make such a quest
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.notes.kinds import asked_kind
-from fhirqa.project import data_dir
+from fhirqa.project import lexicon_file
 
 Call = tuple[str, dict[str, Any]]
 
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    return json.loads((data_dir("lexicon") / "consistency_questions.json").read_text("utf-8"))
+    return lexicon_file("consistency_questions.json")
 
 
 @lru_cache(maxsize=1)

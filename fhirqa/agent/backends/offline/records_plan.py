@@ -10,7 +10,6 @@ count_values with distinct refs, extract_field_value, filter_by_value, get_by_in
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -19,14 +18,14 @@ from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.catalog import view_info
-from fhirqa.project import data_dir
+from fhirqa.project import lexicon_file
 
 Call = tuple[str, dict[str, Any]]
 
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    return json.loads((data_dir("lexicon") / "record_views.json").read_text("utf-8"))
+    return lexicon_file("record_views.json")
 
 
 @dataclass

@@ -359,9 +359,9 @@ def _find_window(text: str, now: datetime) -> TimeMatch | None:
 @lru_cache(maxsize=1)
 def anchor_words() -> dict[str, Any]:
     """The words of anchored and calendar windows (``lexicon/time_anchors.json``)."""
-    from fhirqa.project import data_dir
+    from fhirqa.project import lexicon_file
 
-    return dict(json.loads((data_dir("lexicon") / "time_anchors.json").read_text(encoding="utf-8")))
+    return lexicon_file("time_anchors.json")
 
 
 def _alt(words: Any) -> str:
