@@ -613,15 +613,20 @@ def _one_day_total(text: str, pq: ParsedQuestion) -> bool:
                 and pq.lexicon_views[:1] == ["medication"])
 
 
-@lru_cache(maxsize=1)
-def _phrases() -> dict[str, Any]:
-    """``lexicon/question_phrases.json``: phrasings read as a kind of question (see its description)."""
-    from fhirqa.project import data_dir
+@lru_cache(maxsize=8)  # a missing file too is looked for once
+def _optional_lexicon(name: str) -> dict[str, Any]:
+    """``lexicon/<name>``, or nothing when it is missing or broken: the parser works without it, only less well."""
+    from fhirqa.project import lexicon_file
 
     try:
-        return dict(json.loads((data_dir("lexicon") / "question_phrases.json").read_text("utf-8")))
-    except (OSError, ValueError):  # the parser works without it, only less well
+        return lexicon_file(name)
+    except (OSError, ValueError):
         return {}
+
+
+def _phrases() -> dict[str, Any]:
+    """``lexicon/question_phrases.json``: phrasings read as a kind of question (see its description)."""
+    return _optional_lexicon("question_phrases.json")
 
 
 def _alternation(phrases: list[str]) -> str:
@@ -1321,15 +1326,9 @@ class _FrameWords:
     real: frozenset[str]  # English words a slip away from a frame word that mean something else
 
 
-@lru_cache(maxsize=1)
 def _question_words() -> dict[str, Any]:
     """``lexicon/question_words.json``: words and phrasings of a question's frame (see its description)."""
-    from fhirqa.project import data_dir
-
-    try:
-        return dict(json.loads((data_dir("lexicon") / "question_words.json").read_text("utf-8")))
-    except (OSError, ValueError):  # the parser works without it, only less well
-        return {}
+    return _optional_lexicon("question_words.json")
 
 
 @lru_cache(maxsize=1)
