@@ -215,3 +215,24 @@ def wait_for_job(client: httpx.Client, url: str, timeout: float = 60.0) -> dict[
         assert response.status_code == 202, response.text
         time.sleep(0.05)
     raise AssertionError(f"job {url} did not finish in {timeout} s")
+
+
+@contextmanager
+def run_relational_server(
+    sample_store: Path, keys: Keys, patient: str, root: Path, *, omop: bool = False
+) -> Iterator[Server]:
+    """A server over a copy of the sample store with the test MIMIC-III database (and notes) beside it, and with
+    ``omop`` the store's own OMOP export too; relational notes indexed in a cache under ``root``, without embeddings.
+    """
+    from fhirqa.sql.export import export_omop
+    from tests.sql.relational_beside import mimic_beside
+
+    db = copy_store(sample_store, root / "db")
+    mimic_beside(db, root)
+    if omop:
+        export_omop(db, db / "omop.duckdb")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FHIRQA_SQL_CACHE", str(root / "sql-cache"))
+        patch.setenv("FHIRQA_EMBEDDINGS", "off")
+        with run_server(make_config(db, root / "state", keys, patient), keys) as running:
+            yield running

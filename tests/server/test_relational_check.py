@@ -15,26 +15,18 @@ from typing import Any
 
 import pytest
 
-from tests.server.conftest import NAME_A, Server, copy_store, make_config, run_server
-from tests.sql.relational_beside import OTHER, PATIENT, mimic_beside
+from tests.server.conftest import NAME_A, Server, run_relational_server
+from tests.sql.relational_beside import OTHER, PATIENT
 
 CHECK = "/api/patients/{}/check-consistency"
 
 
 @pytest.fixture(scope="module")
 def relational(sample_store: Path, keys: Any, ids: dict[str, str], tmp_path_factory) -> Iterator[Server]:
-    """The server; notes of relational patients are indexed in a temporary cache, without embeddings."""
-    from fhirqa.sql.export import export_omop
-
-    root = tmp_path_factory.mktemp("relational-check")
-    db = copy_store(sample_store, root / "db")
-    mimic_beside(db, root)
-    export_omop(db, db / "omop.duckdb")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("FHIRQA_SQL_CACHE", str(root / "sql-cache"))
-        patch.setenv("FHIRQA_EMBEDDINGS", "off")
-        with run_server(make_config(db, root / "state", keys, ids[NAME_A]), keys) as running:
-            yield running
+    """The server, with the test MIMIC-III database and the store's OMOP export beside it."""
+    with run_relational_server(sample_store, keys, ids[NAME_A], tmp_path_factory.mktemp("relational-check"),
+                               omop=True) as running:
+        yield running
 
 
 def entities(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.server.conftest import Server, copy_store, make_config, run_server
-from tests.sql.relational_beside import NOTE_REFS, OTHER, PATIENT, mimic_beside
+from tests.server.conftest import Server, run_relational_server
+from tests.sql.relational_beside import NOTE_REFS, OTHER, PATIENT
 from tests.ui.browser import Page
 from tests.ui.test_page import shown_time
 
@@ -25,14 +25,8 @@ A = "Linda Taylor"
 @pytest.fixture(scope="module")
 def ui_server(sample_store: Path, keys: Any, ids: dict[str, str], tmp_path_factory) -> Iterator[Server]:
     """The server over a copy of the sample store with the test MIMIC-III database (and notes) beside it."""
-    root = tmp_path_factory.mktemp("relational-notes-ui")
-    db = copy_store(sample_store, root / "db")
-    mimic_beside(db, root)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("FHIRQA_SQL_CACHE", str(root / "sql-cache"))
-        patch.setenv("FHIRQA_EMBEDDINGS", "off")
-        with run_server(make_config(db, root / "state", keys, ids[A]), keys) as running:
-            yield running
+    with run_relational_server(sample_store, keys, ids[A], tmp_path_factory.mktemp("relational-notes-ui")) as running:
+        yield running
 
 
 def test_the_notes_of_a_mimic_patient_are_listed_newest_first_and_readable(ui_server):
