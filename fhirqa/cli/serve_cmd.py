@@ -23,6 +23,9 @@ def register(commands: Any, db_default: str) -> None:
     p.add_argument("--base-url", help="public base URL, the audience tokens must name (default: http://HOST:PORT)")
     p.add_argument("--dev", action="store_true",
                    help="development mode: print an all-scopes local token (loopback only; never on by default)")
+    p.add_argument("--warm-notes", choices=["off", "model", "index"],
+                   help="at startup, in the background: load the embedding model (model, the default), also embed "
+                        "every patient's notes (index), or nothing (off)")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="log level (default: info)")
     p.set_defaults(handler=run)
 
@@ -35,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from fhirqa.server.logs import log_config
 
     overrides = {"db": args.db, "host": args.host, "port": args.port, "base_url": args.base_url,
-                 "log_level": args.log_level, "dev": True if args.dev else None}
+                 "log_level": args.log_level, "dev": True if args.dev else None,
+                 "warm_notes": args.warm_notes}
     config = load_config(args.config, overrides=overrides)
     state = build_state(config)
     if config.dev:

@@ -31,6 +31,7 @@ from fhirqa.server.keys import SigningKey
 from fhirqa.server.limits import BodyLimitMiddleware, RateLimiter
 from fhirqa.server.logs import RequestMiddleware
 from fhirqa.server.tokens import TokenIssuer
+from fhirqa.server.warmup import NotesWarmup
 
 log = logging.getLogger("fhirqa.server")
 #: Paths whose bodies may be large uploads; everything else gets ``max_body_bytes``.
@@ -51,6 +52,7 @@ def build_state(config: ServerConfig) -> ServerState:
         audit=AuditLog(config.audit_path, config.audit_questions),
         jobs=JobManager(config.db, config.state_path, on_commit=asker.generations.changed),
         asker=asker,
+        warmup=NotesWarmup(asker.store, config.warm_notes),
     )
 
 
@@ -62,6 +64,7 @@ def create_app(config: ServerConfig, state: ServerState | None = None) -> FastAP
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state.audit.open()
         state.jobs.start()
+        state.warmup.start()
         log.info("fhirqa server ready", extra={"url": config.public_url, "db": str(config.db),
                                                "issuers": len(state.validator.issuers),
                                                "clients": len(state.issuer.clients), "dev": config.dev})

@@ -93,6 +93,7 @@ class ServerConfig:
     # another waits in DuckDB or LanceDB (which release the GIL); the rest wait their turn in order.
     offline_threads: int = 2
     ask_cache_size: int = 2048
+    warm_notes: str = "model"  # off | model | index: what the notes search loads at startup (fhirqa.server.warmup)
     ask_timeout_s: float = 120.0
     sync_wait_s: float = 300.0  # a synchronous ingest waits this long, then answers 202 with its job
     shutdown_grace_s: float = 20.0
@@ -250,6 +251,8 @@ def validate(config: ServerConfig) -> None:
                          (config.offline_threads, "offline_threads")):
         if number <= 0:
             raise ConfigError(f"{name} must be positive")
+    if config.warm_notes not in ("off", "model", "index"):
+        raise ConfigError(f"warm_notes must be off, model or index, not {config.warm_notes!r}")
     unknown = [b for b in config.allowed_backends if b not in ("offline", "openai", "gemini")]
     if unknown:
         raise ConfigError(f"allowed_backends: unknown backend(s) {unknown}")

@@ -20,6 +20,7 @@ from fhirqa.server.jobs import JobManager
 from fhirqa.server.keys import SigningKey
 from fhirqa.server.limits import RateLimiter
 from fhirqa.server.tokens import TokenIssuer
+from fhirqa.server.warmup import NotesWarmup
 
 #: FHIR resource id syntax: also the shape every path parameter naming a patient must have.
 ID_PATTERN = r"^[A-Za-z0-9\-.]{1,64}$"
@@ -41,6 +42,7 @@ class ServerState:
     audit: AuditLog
     jobs: JobManager
     asker: AskService
+    warmup: NotesWarmup
     stopping: bool = False
 
 

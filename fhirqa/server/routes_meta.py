@@ -95,4 +95,4 @@ async def readyz(request: Request) -> Response:
         raise ApiError(503, f"the store cannot be opened: {type(exc).__name__}", headers={"Retry-After": "5"}) from None
     except Exception as exc:  # noqa: BLE001 - DuckDB errors on missing or broken files: not ready, not a 500
         raise ApiError(503, f"the store cannot be read: {type(exc).__name__}", headers={"Retry-After": "5"}) from None
-    return JsonResponse(body)
+    return JsonResponse({**body, "notes": state.warmup.status})

@@ -119,6 +119,8 @@ def make_config(db: Path, state: Path, keys: Keys, patient_a: str | None = None,
         "db": db, "host": "127.0.0.1", "port": free_port(), "state_dir": state,
         "issuers": [IssuerConfig(ISSUER, jwks_file=keys.ehr_jwks)], "clients": clients,
         "rate_limit_per_minute": 100_000, "rate_limit_burst": 10_000, "shutdown_grace_s": 10.0,
+        # Test servers answer from the tables; a test that searches notes loads the model when it asks.
+        "warm_notes": "off",
         **overrides,
     }
     return ServerConfig(**settings)
