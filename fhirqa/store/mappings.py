@@ -14,6 +14,7 @@ import pyarrow as pa
 from fhirqa.errors import FhirqaError
 from fhirqa.project import data_dir
 from fhirqa.viewdef import CompiledView, ViewDefinitionError, compile_view
+from fhirqa.viewdef.runner import ROWS_REVISION
 
 #: Columns the store puts before every mapped row: the patient and the ``Type/id`` it came from.
 META_COLUMNS = ("patient_id", "ref")
@@ -55,9 +56,10 @@ class Mapping:
 
     @property
     def digest(self) -> str:
-        """A digest of the ViewDefinition: rows made with another digest are made again (store upgrades)."""
+        """A digest of the ViewDefinition and of the runner's rows revision: rows made with another digest are
+        made again (store upgrades), whether the map or the way it is run changed."""
         canonical = orjson.dumps(self.definition, option=orjson.OPT_SORT_KEYS)
-        return hashlib.blake2b(canonical, digest_size=8).hexdigest()
+        return hashlib.blake2b(canonical + b"\x00rows-revision=%d" % ROWS_REVISION, digest_size=8).hexdigest()
 
     def column_paths(self) -> dict[str, str]:
         """FHIRPath of each mapped column, for provenance."""

@@ -27,6 +27,10 @@ Gen = Callable[[list, Env, int], list[tuple]]
 _SQL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _RESOURCE_NAME = re.compile(r"^[A-Z][A-Za-z]*$")
 _ITERATORS = ("forEach", "forEachOrNull", "repeat")
+#: The revision of the rows this runner yields for a given ViewDefinition. Bump it with any change to the runner,
+#: its FHIRPath or the C helpers that changes rows (a fix included): stores then re-run their canonical maps over
+#: the stored resources at the next ingest or ``fhirqa upgrade`` (the map digests include it).
+ROWS_REVISION = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,3 +87,18 @@ def test_a_store_without_map_digests_is_remapped_once(tmp_path):
     assert any("map_observation: made again from 1 stored resources" in n for n in report.notes)
     assert rows(db, "SELECT value FROM observation") == [(4.2,)]
     assert not load(db, source).notes
+
+
+def test_a_new_runner_revision_remakes_every_map_once(tmp_path, monkeypatch):
+    """A fix in the runner changes rows without any map changing: the revision in the digests makes stores re-run."""
+    db = tmp_path / "db"
+    load(db, write_ndjson(tmp_path / "a.ndjson", [patient("p1"), observation("o1", "p1", value=4.2)]))
+    mappings_module = importlib.import_module("fhirqa.store.mappings")
+    monkeypatch.setattr(mappings_module, "ROWS_REVISION", mappings_module.ROWS_REVISION + 1)
+    report = load(db, write_ndjson(tmp_path / "b.ndjson", [observation("o2", "p1", value=4.4)]))
+    remade = [note for note in report.notes if "made again" in note]
+    assert any("map_observation: made again from 1 stored resources" in note for note in remade)
+    assert any("map_patient" in note for note in remade)
+    assert rows(db, "SELECT count(*) FROM observation") == [(2,)]
+    again = load(db, write_ndjson(tmp_path / "b.ndjson", [observation("o2", "p1", value=4.4)]))
+    assert not any("made again" in note for note in again.notes)
