@@ -64,8 +64,8 @@ _VALUE_CUES = (r"\b(?:what|which|when|how|value|values|result|results|reading|le
                r"first|initial|earliest|baseline|oldest|last|latest|most recent|newest|recent|current|highest|lowest|"
                r"max\w*|min\w*|peak|average|mean|avg)\b")
 
-_PERSPECTIVE = (r"(?<![\w-])(?:my|mine|i|me|her|his|him|their|them|she|he|they|the patient'?s?|this patient'?s?|patient'?s?|pt'?s?|"
-                r"the pt)(?![\w-])")  # "ACE-I" keeps its I
+_PERSPECTIVE = (r"(?<![\w/-])(?:my|mine|i|me|her|his|him|their|them|she|he|they|the patient'?s?|this patient'?s?|patient'?s?|pt'?s?|"
+                r"the pt)(?![\w/-])")  # "ACE-I" keeps its I, "I/O" too
 
 # Words that carry intent or grammar, never the clinical entity.
 _STOP = set(

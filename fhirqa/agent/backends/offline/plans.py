@@ -20,6 +20,15 @@ from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_q
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.records_plan import plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
+from fhirqa.agent.backends.offline.summary_plan import (
+    any_records_view,
+    as_written,
+    named_group,
+    plan_any_records,
+    plan_snapshot,
+    snapshot_kind,
+    with_visit_codes,
+)
 from fhirqa.agent.backends.offline.timephrases import Anchor, Window, anchor_words
 from fhirqa.agent.catalog import UnknownView, view_info
 from fhirqa.agent.resolver import core_name
@@ -481,6 +490,13 @@ def plan(pq: ParsedQuestion) -> Plan:
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
         return
+    snapshot = snapshot_kind(pq)
+    if snapshot is not None:  # "brief summary of this patient", "who is his PCP?": the record as a whole
+        yield from plan_snapshot(pq, snapshot)
+        return
+    group = named_group(pq)
+    if group is not None:  # "last set of vitals", "were vitals stable": the group of results is the item
+        pq.entity = group
     kind = note_kind_question(pq)
     if kind is not None:  # "date of last d/c summary?", "last CXR impression?": the notes of that kind answer
         if (yield from plan_note_kind(pq, kind)):
@@ -496,7 +512,12 @@ def plan(pq: ParsedQuestion) -> Plan:
     if state is not None:  # "current smoker?": the latest coded status's value, not that one is charted
         if (yield from plan_state(pq, state)):
             return
-    planner = plan_stay if pq.stay_event else _PLANS.get(pq.intent, plan_value)
+    listed = any_records_view(pq)
+    if listed is not None:  # "any allergies?": whether the record holds any of that kind ("No allergies are recorded.")
+        yield from plan_any_records(pq, listed)
+        return
+    # a visit named by its kind ("last physical") is also found by the codes of that encounter type
+    planner = with_visit_codes(plan_stay if pq.stay_event else _PLANS.get(pq.intent, plan_value))
     at_note = note_value(pq)
     if at_note is not None:  # "K per the 11/8/2024 H&P?": that note's value, no-data when it does not state it
         found = yield ("find_in_notes", at_note)
@@ -659,7 +680,7 @@ def _tables_then_note(pq: ParsedQuestion, base: Plan, args: dict[str, Any]) -> P
 
 
 def _entity_label(pq: ParsedQuestion) -> str:
-    return pq.entity or "matching records"
+    return as_written(pq.entity, pq.text) or "matching records"  # "I/O" as asked, not "i/o"
 
 
 def plan_value(pq: ParsedQuestion) -> Plan:
@@ -671,8 +692,8 @@ def plan_value(pq: ParsedQuestion) -> Plan:
     view, handle, found = got.view, got.handle, got.found
     how = str(found.get("resolved_by", ""))
     # Names one lexicon concept resolved to are one analyte ("WBC Auto" and "Leukocytes … Automated count");
-    # a panel's components are several (systolic, diastolic).
-    one_concept = how.startswith("lexicon") and "components" not in how
+    # a panel's components are several (systolic, diastolic), and so are a lab group's member tests ("CBC")
+    one_concept = how.startswith("lexicon") and "components" not in how and not (view == "observation" and how == "lexicon:class")
     groups = [found.get("items") or []] if one_concept else item_groups(found.get("items") or [])
     answers, parts, unit = [], [], None
     index = 0 if pq.position == "first" else -1
@@ -851,7 +872,8 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
             yield from_notes
             return
         searched = ", ".join(pointed or pq.views[:4])
-        yield final([False], f"No: nothing matching '{pq.entity}' in the record (searched {searched}).")
+        asked = f"nothing matching '{as_written(pq.entity, pq.text)}'" if pq.entity else "no such records"
+        yield final([False], f"No: {asked} in the record (searched {searched}).")
         return
     view, found = located
     if found.get("ambiguous"):
