@@ -16,6 +16,7 @@ from typing import Any
 
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
+from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.records_plan import plan_records
@@ -501,6 +502,10 @@ def plan(pq: ParsedQuestion) -> Plan:
     if kind is not None:  # "date of last d/c summary?", "last CXR impression?": the notes of that kind answer
         if (yield from plan_note_kind(pq, kind)):
             return
+    changes = changes_asked(pq)
+    if changes is not None:  # "any med changes in the last 6 months?", "was metformin stopped?": the orders over time
+        yield from plan_medication_changes(pq, *changes)
+        return
     # a visit's note named ("was imaging mentioned in the Jan 7 note?") is a question about the note, not the records
     # "NKDA?" / "no known drug allergies?" is a yes/no about the allergy list's categories, not a list of one kind
     absent = pq.intent == "active_list" and pq.aggregate == "absent"
@@ -970,7 +975,12 @@ def _first_last(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tuple[Any
     if first.get("ref") == last.get("ref") and first.get("time") == last.get("time"):
         return (final([], f"Only one {pq.entity} value{(' ' + pq.window.label) if pq.window else ''} "
                      f"({_with_unit(*_row_value(view, first))} on {_day(first.get('time'))}); a change needs two.", status="no-data"),)
-    diff = yield ("calculate_difference", {"a": _row_value(view, last)[0], "b": _row_value(view, first)[0]})
+    values = (_row_value(view, first)[0], _row_value(view, last)[0])
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):  # names, codes: no arithmetic
+        return (final([], f"{_entity_label(pq).capitalize()} has no numbers to compare: the first is "
+                          f"{_fmt(values[0])} ({_day(first.get('time'))}), the last {_fmt(values[1])} "
+                          f"({_day(last.get('time'))}).", status="no-data"),)
+    diff = yield ("calculate_difference", {"a": values[1], "b": values[0]})
     return view, first, last, diff
 
 
