@@ -134,6 +134,18 @@ def _in_stay(notes: list[Note], all_notes: list[Note]) -> tuple[list[Note], str 
     return [n for n in notes if n.encounter_ref == stay], stay
 
 
+def _within(note: Note, start: datetime | None, end: datetime | None) -> bool:
+    """The note is dated in [start, end]. A note dated by its day only (midnight: MIMIC-III ``CHARTDATE`` of an ECG
+    or a discharge summary) belongs to every instant of that day: the admission-day ECG is in a stay that began at
+    06:07, the discharge-day summary in one that ended at 15:44."""
+    moment = note.time
+    if moment is None:
+        return False
+    if moment.time() == datetime.min.time():
+        return (start is None or start.date() <= moment.date()) and (end is None or moment.date() <= end.date())
+    return (start is None or moment >= start) and (end is None or moment <= end)
+
+
 def answer(question: str, kind: str, notes: list[Note], now: datetime, start: datetime | None = None,
            end: datetime | None = None, item: str | None = None) -> KindAnswer:
     """Answer ``question`` from the patient's notes of ``kind`` dated at or before ``now`` (see the module doc)."""
@@ -143,15 +155,19 @@ def answer(question: str, kind: str, notes: list[Note], now: datetime, start: da
     shape = shape_of(question, kind)
     plural = kind if kind.endswith("s") else f"{kind}s"
     if shape == "count":
-        scope, stay = _in_stay(typed, mine) if asks(question, "this_stay") else (typed, None)
-        where = f" in {stay}" if stay else " on file"
+        if start is not None or end is not None:  # the window asked, or the stay the caller placed
+            scope = [n for n in typed if _within(n, start, end)]
+            where = f" from {start.date() if start else 'the first'} to {end.date() if end else 'now'}"
+        else:
+            scope, stay = _in_stay(typed, mine) if asks(question, "this_stay") else (typed, None)
+            where = f" in {stay}" if stay else " on file"
         return KindAnswer(True, "count", [len(scope)], f"{len(scope)} {plural}{where}.", scope)
     if start is not None and end is not None and end - start <= timedelta(days=2):
         from fhirqa.notes.reader import anchored
 
         typed = anchored(typed, start, end)  # the day the note says it was written, else the nearest that day
     elif start is not None or end is not None:
-        typed = [n for n in typed if (start is None or n.time >= start) and (end is None or n.time <= end)]  # type: ignore[operator]
+        typed = [n for n in typed if _within(n, start, end)]
     if not typed:
         known = any(kinds_of(n.note_type) for n in mine)
         return KindAnswer(False, "none", [], f"No {kind} on file" + (" in that window." if start else "."), [],

@@ -133,6 +133,7 @@ def _offline(question: str, moment: datetime, con: Connection, schema: Schema, p
              data: SqlPatient | None, trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:
     from fhirqa.agent.backends.offline.backend import unit_answer
     from fhirqa.agent.backends.offline.plans import notes_answer, plan
+    from fhirqa.sql.allergies import NO_STRUCTURED_LIST, allergy_question
     from fhirqa.sql.notes import answer_from_notes, note_table
     from fhirqa.sql.offline_sql import compile_and_answer, parse_question
 
@@ -145,11 +146,29 @@ def _offline(question: str, moment: datetime, con: Connection, schema: Schema, p
                  "database is neither. Use an LLM backend (--backend openai|gemini) for other schemas."}, [])
     notes = _note_index(con, schema, person)
     if notes is not None and person is not None:  # a note question: the FHIR path's note plans over these notes
-        from_notes = answer_from_notes(plan(_copy(pq)), person, moment, notes)
+        from_notes = answer_from_notes(plan(_in_latest_stay(_copy(pq), data)), person, moment, notes)
         if from_notes is not None:
             trace["source_notes"] = note_table(schema)
             return from_notes
     result = compile_and_answer(pq, data, person)
+    empty_allergy_list = bool(result.pop("empty_list", False))
+    if notes is not None and person is not None and (empty_allergy_list or (
+            result.get("status") == "no-data" and allergy_question(pq))):
+        # no allergy coded (MIMIC-III keeps no allergy table): the latest note's Allergies section, when one says
+        from fhirqa.sql.notes import allergies_in_notes
+
+        from_notes = allergies_in_notes(pq, person, moment, notes)
+        if from_notes is not None:
+            trace["source_notes"] = note_table(schema)
+            return from_notes
+    if result.get("status") == "no-data" and allergy_question(pq) and "allergy" not in data.views:
+        result["text"] = f"{NO_STRUCTURED_LIST}, and no note documents allergies."
+    if notes is not None and person is not None and _counts_reports(pq, result):
+        # "how many CXRs this admission?": no such rows in the tables (MIMIC keeps studies as reports): the reports
+        from_notes = answer_from_notes(_returning(notes_answer(_copy(pq))), person, moment, notes)
+        if from_notes is not None:
+            trace["source_notes"] = note_table(schema)
+            return from_notes
     if notes is not None and person is not None and result.get("status") == "no-data":
         # The tables hold nothing: what the notes say, quoted (as the FHIR path falls back), else the no-data.
         from_notes = answer_from_notes(_returning(notes_answer(_copy(pq))), person, moment, notes)
@@ -167,6 +186,32 @@ def _note_index(con: Connection, schema: Schema, person: Person | None) -> Any:
     from fhirqa.sql.notes import index_for
 
     return index_for(con, schema, person, default_cache_dir())
+
+
+def _counts_reports(pq: Any, result: dict[str, Any]) -> bool:
+    """A count the tables answered with 0 of a kind of study whose reports are notes ("# echos?", "CXRs this
+    admit?", ``also_a_record`` in ``lexicon/note_kinds.json``): the reports of that kind are what was done."""
+    from fhirqa.agent.backends.offline.note_kind_plan import note_kind_question
+
+    return pq.intent == "count" and result.get("status") == "answered" and list(result.get("answer") or []) == [0] \
+        and note_kind_question(pq, fallback=True) is not None
+
+
+def _in_latest_stay(pq: Any, data: SqlPatient | None) -> Any:
+    """A note-kind question about the current stay ("# of CXRs this admission?", "d/c summary this admit") with the
+    stay resolved as the tables have it: the latest admission in the record (ADMISSIONS, visit_occurrence), not
+    the stay of the latest dated note. Other questions are returned unchanged."""
+    from fhirqa.agent.backends.offline.note_kind_plan import note_kind_question
+    from fhirqa.sql.offline_sql import resolve_stay
+    from fhirqa.sql.reading import STAY_ANCHORS
+
+    if data is None or pq.window is None or pq.window.anchor not in STAY_ANCHORS \
+            or note_kind_question(pq, fallback=True) is None:
+        return pq
+    stay = resolve_stay(data, pq.window)
+    if stay is not None:
+        pq.window = stay
+    return pq
 
 
 def _copy(pq: Any) -> Any:

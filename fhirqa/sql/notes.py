@@ -140,3 +140,51 @@ def answer_from_notes(plan: Generator[Any, dict[str, Any], Any], person: Person,
             call = plan.send(execute(ctx, name, arguments))
     except StopIteration:
         return None
+
+
+def allergies_in_notes(pq: Any, person: Person, moment: datetime,
+                       index: RelationalNoteIndex) -> tuple[dict[str, Any], list[Evidence]] | None:
+    """An allergy question ("NKDA?", "allergic to penicillin?", "allergies?") answered by the latest note, dated by
+    ``moment``, whose Allergies section says something (MIMIC-III keeps no structured allergy list; a discharge
+    summary's "Allergies: No Known Allergies to Drugs" is what the record says). None when no note has one."""
+    from fhirqa.notes.reader import mentions, names_for, read
+    from fhirqa.sql.allergies import asked_category, list_split
+    from fhirqa.sql.offline_sql import final
+
+    notes = [n for n in index.notes(person.patient_id) if n.time is not None and n.time <= moment]
+    reading = read("any allergies?", notes)  # does the latest Allergies section list any (not the question's words)
+    if reading is None or reading.kind != "yes_no" or reading.note is None:
+        return None
+    note, quote = reading.note, " ".join(str(reading.quote or "").split())
+    listed = bool(reading.value and reading.value[0])
+    where = f"the {note.note_type or 'note'} of {note.date}"
+    evidence = [Evidence(ref=note.ref, field="note.text", value=quote, time=note.time.isoformat() if note.time else None,
+                         label=note.note_type)]
+    category, substance = asked_category(pq)
+    said = f"per {where} (the record keeps no structured allergy list): \"{quote}\""
+    if not listed:
+        what = f"allergy to {substance}" if substance else f"{category} allergies" if category else "allergies"
+        if pq.aggregate == "absent":
+            return final([True], f"Yes: no known allergies, {said}."), evidence
+        if pq.list_kind == "allergy" and pq.aggregate != "count" and not substance and not category:
+            return final([], f"No known allergies, {said}."), evidence
+        if pq.aggregate == "count":
+            return final([0], f"0: no known allergies, {said}."), evidence
+        return final([False], f"No: no known {what}, {said}."), evidence
+    allergens = [a.strip(" .") for a in list_split().split(quote) if a.strip(" .")]
+    if substance:
+        from fhirqa.agent.backends.offline.parser import _lexicon
+
+        lexicon = _lexicon()
+        names = names_for(substance.lower()) + (lexicon.other_names(substance) if lexicon is not None else [])
+        hit = next((a for a in allergens if any(mentions(n, a) for n in names)), None)
+        if hit:
+            return final([True], f"Yes: \"{hit}\" is on the allergy list, {said}."), evidence
+        return final([False], f"No: {substance} is not on the allergy list, {said}."), evidence
+    if pq.aggregate == "absent":
+        return final([False], f"No: allergies are documented, {said}."), evidence
+    if pq.aggregate == "count":
+        return final([len(allergens)], f"{len(allergens)} allergies, {said}."), evidence
+    if pq.list_kind == "allergy":
+        return final(allergens, f"Allergies: {'; '.join(allergens)}, {said}."), evidence
+    return final([True], f"Yes: allergies are documented, {said}."), evidence

@@ -347,12 +347,58 @@ def active_check(c: Compiler) -> Final:
 
 
 def list_items(c: Compiler) -> Final:
-    """Distinct item names of a view (within the window)."""
+    """Distinct item names of a view (within the window); "what was started" lists the first orders only."""
+    if c.pq.aggregate == "started":
+        return started(c)
     view = c.pq.views[0] if c.pq.views else "condition"
     names = _names(c, c.window(Spec(view)))
     if not names:
         return final([], f"The record has no {view} entries.", status="no-data")
     return final(names, f"{len(names)} distinct: {'; '.join(names)}.")
+
+
+def started(c: Compiler) -> Final:
+    """Items first recorded in the window ("meds started in the last 90 days?", "new meds since admission?"): the
+    names ordered in the window that no earlier order has (a renewal of an earlier order is no start, and is named
+    apart), as the FHIR path's plan_started reads them."""
+    pq, data = c.pq, c.data
+    view = pq.views[0] if pq.views else "medication"
+    spec = Spec(view, kind="request" if view == "medication" else None)
+    what = "medications" if view == "medication" else f"{view} entries"
+    label = pq.window.label if pq.window else "in that window"
+    window = c.window(spec)
+    if window.start is not None:
+        # an order dated by its day only (MIMIC PRESCRIPTIONS STARTDATE, at midnight) belongs to that whole day: the
+        # admission day's orders are this admission's, though the stay began at 06:07
+        window = window.narrowed(start=datetime.combine(window.start.date(), datetime.min.time(), window.start.tzinfo))
+    inside = [(name, row) for name, row in data.distinct_names(window)
+              if pq.window is None or pq.window.start is None or _on_or_after(row.get("time"), pq.window.start)]
+    if not inside:
+        return final([], f"Nothing was started {label} (no {what} in that window).")
+    earlier: set[str] = set()
+    if window.start is not None:
+        from fhirqa.sql.connect import time_param
+
+        before = data.distinct_names(spec, "r.time < :start", {"start": time_param(data.con, window.start)})
+        earlier = {name for name, _ in before}
+    new = [(name, row) for name, row in inside if name not in earlier]
+    renewed = [name for name, _ in inside if name in earlier]
+    for _, row in inside[:PREVIEW]:  # the starts and the renewals alike rest on their first order in the window
+        data.cite(row, "time")
+    also = f" ({len(renewed)} renewed, ordered before too: {'; '.join(renewed)})" if renewed else ""
+    if not new:
+        return final([], f"Nothing new was started {label}{also}.")
+    shown = [f"{name} ({day(row.get('time'))})" for name, row in new]
+    return final([name for name, _ in new], f"Started {label}: {'; '.join(shown)}{also}.")
+
+
+def _on_or_after(moment: Any, start: datetime) -> bool:
+    """``moment`` is at or after ``start``, a time dated by its day only (midnight) counting as that whole day."""
+    if moment is None:
+        return False
+    if isinstance(moment, datetime) and moment.time() == datetime.min.time():
+        return moment.date() >= start.date()
+    return bool(moment >= start)
 
 
 def age(c: Compiler) -> Final:

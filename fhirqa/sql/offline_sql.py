@@ -431,6 +431,12 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
         if named and not any((f := compiler.lookup(v, pq.entity)).count and not f.fuzzy for v in items):
             pq.encounter_class, pq.entity = named, ""
             pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
+    from fhirqa.sql.allergies import allergy_question
+
+    if allergy_question(pq):  # "NKDA?", "allergic to PCN?": the allergy list, whichever words ask for it
+        from fhirqa.sql.allergies import answer
+
+        return answer(compiler)
     handler = INTENTS.get(pq.intent, INTENTS["value"])
     return handler(compiler)
 

@@ -91,7 +91,12 @@ def kind_final(pq: ParsedQuestion, kind: str, fallback: bool = False) -> Generat
 
     args: dict[str, Any] = {"question": pq.text, "note_kind": kind}
     window = _window(pq, kind)
-    if (window is not None and window.start is not None and window.end is not None
+    stay = pq.window
+    if window is not None and window.anchor and stay is not None and not stay.anchor and stay.start and stay.end:
+        # the stay the caller already placed ("this admission": the latest admission in the record), not the stay
+        # of the latest dated note the reader would otherwise take
+        args["start"], args["end"] = _iso(stay.start), _iso(stay.end)
+    elif (window is not None and window.start is not None and window.end is not None
             and not kinds.asks(pq.text, "this_stay") and window.end - window.start <= timedelta(days=400)):
         args["start"], args["end"] = _iso(window.start), _iso(window.end)
     item = _item(pq)

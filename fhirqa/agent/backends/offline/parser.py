@@ -286,7 +286,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         pq.notes.append(f"'{term}' read as the item, not as a time unit")
         time_match = find_window(rest, now)
     if time_match and (time_match.window.anchor == "admission" or time_match.kind == "admission") \
-            and not _has_item(rest[: time_match.start] + " " + rest[time_match.end :]):
+            and not _has_item(rest[: time_match.start] + " " + rest[time_match.end :]) \
+            and not (time_match.window.anchor == "admission" and _says_started(rest[: time_match.start])):
         time_match = None  # "date of this admission?", "last admission?": the stay itself is the question
     stay = time_match.window.event if time_match and time_match.window.event else None
     if time_match and (time_match.kind == "admission" or (stay and stay.event == "stay" and stay.relation == "during")) \
@@ -1380,13 +1381,21 @@ def _history_check(pq: ParsedQuestion, text: str) -> None:
         pq.intent, pq.entity, pq.lexicon_views = "exists", entity, views
 
 
+def _says_started(text: str) -> bool:
+    """A start word of ``started_in_window`` before a stay phrase ("new meds since admit", "what was started this
+    admission"): the stay is the window of the starts, not the question."""
+    verbs = (_phrases().get("started_in_window") or {}).get("verbs")
+    return bool(verbs) and re.search(rf"\b(?:{_alternation(verbs)})\b", text) is not None
+
+
 def _started_in_window(pq: ParsedQuestion, text: str) -> None:
     """"what was started in the last 90 days?": the items first recorded in the window (``question_phrases.json``
     ``started_in_window``), medications unless the words point at another view."""
     words = _phrases().get("started_in_window") or {}
     verbs = words.get("verbs")
-    if pq.intent not in ("value", "list_items") or not verbs or pq.window is None or pq.window.start is None \
-            or pq.window.event is not None or pq.yes_no:
+    # a window from a date, or the current stay ("new meds since admission": the stay's dates, resolved by the plan)
+    placed = pq.window is not None and (pq.window.start is not None or pq.window.anchor == "admission")
+    if pq.intent not in ("value", "list_items") or not verbs or not placed or pq.window.event is not None or pq.yes_no:
         return
     pattern = rf"\b(?:{_alternation(verbs)})\b"
     if not re.search(pattern, text):

@@ -33,6 +33,9 @@ _NUMBER_WORDS = {
     "thirty": 30, "few": 3, "couple of": 2, "couple": 2,
 }
 _UNIT = r"(days?|d|weeks?|wks?|w|months?|mos?|years?|yrs?|y|hours?|hrs?|h)"
+# A unit ends its word: an abbreviated unit joined to more letters by "/", "&" or "-" is part of another word
+# ("last d/c" is a discharge, "last H&P" a note, "past D-dimer" a lab), never the last day or hour.
+_UNIT_END = r"\b(?![/&-]?\w)"
 _AMOUNT = r"(\d+|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
 
 # A date in any of the formats people type; named groups are read by _to_date.
@@ -219,9 +222,9 @@ def _amount(text: str) -> int:
 
 
 _RELATIVE = re.compile(
-    rf"\b(?:in|over|during|within|for|from)?\s*(?:the\s+)?(?:last|past|previous|prior|preceding)\s+(?:{_AMOUNT}\s*)?{_UNIT}\b(?!/)"
-)  # "last d/c" is a discharge, not the last day
-_AGO = re.compile(rf"\b{_AMOUNT}\s+{_UNIT}\s+ago\b")
+    rf"\b(?:in|over|during|within|for|from)?\s*(?:the\s+)?(?:last|past|previous|prior|preceding)\s+(?:{_AMOUNT}\s*)?{_UNIT}{_UNIT_END}(?!/)"
+)
+_AGO = re.compile(rf"\b{_AMOUNT}\s+{_UNIT}{_UNIT_END}\s+ago\b")
 _BETWEEN = re.compile(
     rf"(?:\b(?:between|from)\s+(?:the\s+)?)?(?<![\w/-])(?P<a>{DATE})\s*(?:and|to|until|till|through|thru|vs\.?|versus|-|->|→|–)\s*"
     rf"(?:the\s+)?(?P<b>{DATE.replace('?P<', '?P<b_')})"
