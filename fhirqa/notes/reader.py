@@ -184,15 +184,31 @@ def ask_field(question: str, entity: str | None = None) -> dict[str, Any] | None
 @lru_cache(maxsize=4096)
 def _ask_field(question: str, entity: str | None) -> dict[str, Any] | None:
     q = question.lower()
+    deferred: dict[str, Any] | None = None  # the note's section as written, when no field below reads it
     for spec in config()["fields"]:
+        if spec.get("reads_note"):
+            asked = note_asked(question)
+            if asked is None:
+                continue
+            if asked.cue or not asked.sections or not all(s.get("field_reads") for s in asked.sections):
+                return spec
+            deferred = spec  # "chief complaint at the last visit?": the field that reads it into a value first
+            continue
         asks = [*spec["asks"], *spec.get("item_asks", [])]
         if not any(re.search(p, q) for p in asks) or any(re.search(p, q) for p in spec.get("not_asks", [])):
             continue
         need = spec.get("value_items_need")
         if need and _is_value_item(item_of(question, spec, entity)) and not any(re.search(p, q) for p in need):
             continue
+        if deferred is not None and (spec["field"] in _ITEM_FIELDS or spec.get("item_required")):
+            return deferred  # "follow-up in the last DC summary": nothing but the section is named, no item
         return spec
-    return None
+    return deferred
+
+
+# Fields that look for an item in a note: a question naming only a section ("social history in the last note")
+# has no item for them; it asks for the section.
+_ITEM_FIELDS = frozenset({"mention", "plan", "finding", "ruled out"})
 
 
 def _is_value_item(item: str) -> bool:
@@ -362,6 +378,8 @@ def read(question: str, notes: list[Note], entity: str | None = None) -> Reading
     spec = ask_field(question)
     if spec is None or not notes:
         return None
+    if spec.get("reads_note"):
+        return _read_note(question, notes)
     item = item_of(question, spec, entity)
     if spec.get("item_required") and not item:
         return None
@@ -562,3 +580,330 @@ def _read_mention(spec: dict[str, Any], item: str, note: Note, sections: list[Se
             if m and (context or not negated(sentence, m.start(), m.end())):
                 return Reading(spec["field"], "yes_no", [True], sentence, note, bool(spec.get("structured_too")))
     return Reading(spec["field"], "yes_no", [False], "", note, bool(spec.get("structured_too")))
+
+
+# -- the note itself -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NoteAsk:
+    """A question that asks for a note itself: the sections it names (none: the whole note) and whether it used a
+    reading word ("summarize", "show", "what did … say")."""
+
+    sections: tuple[dict[str, Any], ...]
+    cue: bool
+
+
+def _note_spec() -> dict[str, Any] | None:
+    return next((f for f in config()["fields"] if f.get("reads_note")), None)
+
+
+def _word(phrase: str) -> str:
+    return r"(?<![a-z0-9&/])" + re.escape(phrase) + r"(?![a-z0-9&/])"
+
+
+def note_asked(question: str, kind_words: tuple[str, ...] = ()) -> NoteAsk | None:
+    """The note (or its sections) the question asks for as written, or None when it asks something of a note.
+
+    A question asks for the note itself when it names a note ("the last note", "the ED note from 3/2/2019", "the
+    H&P", ``kind_words`` for the kind a caller already knows) and nothing else remains once the reading words
+    ("summarize", "show me", "what did … say"), the sections it names ("A&P", "HPI", "meds"), the anchor words
+    (last, first, dates) and filler are taken out: "what did the last note say about chest pain?" leaves "chest
+    pain", a mention. A visit instead of a note ("HPI of the last visit") needs a reading word or a section only
+    notes hold, since "meds at the last visit" is also a question for the record.
+    """
+    return _note_asked(" ".join(question.lower().split()), tuple(kind_words))
+
+
+@lru_cache(maxsize=2048)
+def _note_asked(q: str, kind_words: tuple[str, ...]) -> NoteAsk | None:
+    spec = _note_spec()
+    if spec is None:
+        return None
+    q = f" {q} "
+    named = False
+    kinds = [k["asks"] for k in config().get("named_note_kinds", {}).get("kinds", [])]
+    for pattern in (*kind_words, *kinds, *spec["note_words"], *config().get("note_kind_phrases", [])):
+        if re.search(pattern, q):
+            named, q = True, re.sub(pattern, " ", q)
+    visit = any(re.search(p, q) for p in spec["visit_words"])
+    for pattern in spec["visit_words"]:
+        q = re.sub(pattern, " ", q)
+    if not named and not visit:
+        return None
+    cue = False
+    for pattern in spec["asks"]:
+        if re.search(pattern, q):
+            cue, q = True, re.sub(pattern, " ", q)
+    found: list[tuple[int, dict[str, Any]]] = []
+    words = sorted(((w, e) for e in spec["sections_asked"] for w in e["words"]), key=lambda we: -len(we[0]))
+    for word, entry in words:  # longest first: "assessment and plan" before "plan"
+        m = re.search(_word(word), q)
+        if m is None:
+            continue
+        if all(e is not entry for _, e in found):
+            found.append((m.start(), entry))
+        q = re.sub(_word(word), " ", q)
+    sections = tuple(e for _, e in sorted(found, key=lambda pe: pe[0]))
+    drop = set(spec["anchor_words"].split()) | set(spec["filler_words"].split())
+    for token in re.findall(r"[a-z0-9][a-z0-9'&/\-]*", q):
+        token = re.sub(r"'s?$", "", token)
+        if token and token not in drop and token not in _MONTH_WORDS and not _DATE_TOKEN.fullmatch(token):
+            return None  # something else is asked of the note (an item, a date, who wrote it)
+    if not named and not cue and not (sections and all(s.get("notes_only") for s in sections)):
+        return None  # "meds at the last visit?": the record's list, not the visit's note
+    if not cue and not sections and not named:
+        return None
+    return NoteAsk(sections, cue)
+
+
+# A date, time or ordinal as written ("3/2/2019", "2019-03-02", "13th", "'19"): the anchor, not an item ("A1c" is).
+_DATE_TOKEN = re.compile(r"[\d/\-:.,']+|\d{1,2}(?:st|nd|rd|th)")
+
+
+def _digest_config() -> dict[str, Any]:
+    spec = _note_spec() or {}
+    return spec.get("digest", {})
+
+
+_GENERIC_LABEL = re.compile(r"^(?P<label>[A-Za-z][A-Za-z0-9 /&+#'\-]{0,48}?(?:\s*\([^)]{0,40}\))?)\s*:(?!\d)\s*"
+                            r"(?P<rest>.*)$")
+_ITEM_MARK = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+_RULE = re.compile(r"^\s*[_=\-*]{5,}\s*$")
+# A line such as "The following procedures were conducted:" is a sentence ending in a colon, not a heading.
+_SENTENCE_WORDS = frozenset({"was", "were", "is", "are", "has", "have", "had", "will", "the", "this", "he", "she"})
+
+
+@dataclass
+class Part:
+    """One part of a note as written: its heading, canonical name, level (``#`` count; labels 1) and lines."""
+
+    heading: str
+    name: str
+    level: int
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(ln for ln in self.lines if ln.strip()).strip()
+
+
+def outline(text: str) -> list[Part]:
+    """The note's parts in order: every ``# heading`` and ``Label:`` line opens one (known section names and any
+    other short label, as a reader sees them); the text before the first is the ``preamble``."""
+    parts = [Part("", "preamble", 0)]
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        if _RULE.match(raw):
+            continue  # a ruled line ("______") separates, it says nothing
+        md = _MD_HEADER.match(raw)
+        if md and len(md["label"].split()) <= 6 and ": " not in md["label"]:  # "# COPD exacerbation: …" is a line
+            parts.append(Part(md["label"].strip(), section_name(md["label"]), len(raw.strip()) - len(
+                raw.strip().lstrip("#"))))
+            continue
+        label = _GENERIC_LABEL.match(raw) if raw[:1].strip() and not _ITEM_MARK.match(raw) else None
+        words = re.sub(r"\(.*\)", "", label["label"]).lower().split() if label else []
+        if label and (section_name(label["label"]) in _aliases() or len(words) <= 5 and not _SENTENCE_WORDS & set(words)):
+            heading = label["label"].strip()
+            parts.append(Part(heading, section_name(heading), 1))
+            if label["rest"].strip():
+                parts[-1].lines.append(label["rest"].strip())
+            continue
+        parts[-1].lines.append(raw.rstrip())
+    return [p for p in parts if p.name != "preamble" or p.text]
+
+
+def _with_children(parts: list[Part], i: int) -> list[Part]:
+    """Part ``i`` and the deeper ``#`` parts under it (``# Assessment and Plan`` holds ``## Plan``)."""
+    out = [parts[i]]
+    for part in parts[i + 1:]:
+        if part.level <= parts[i].level or parts[i].level == 0:
+            break
+        out.append(part)
+    return out
+
+
+def _collapse(items: list[str]) -> list[str]:
+    """Items with a run of repeats said once with its count ("hospice care (regime/therapy) ×26")."""
+    runs: list[list[Any]] = []
+    for item in items:
+        if runs and runs[-1][0] == item:
+            runs[-1][1] += 1
+        else:
+            runs.append([item, 1])
+    return [f"{item} ×{n}" if n > 1 else item for item, n in runs]
+
+
+def _semicolon_list(line: str) -> bool:
+    """A line that is a ``;``-separated list ("lisinopril 10 mg oral tablet; metformin …"), not prose that uses a
+    semicolon between clauses ("Treated with vancomycin …; vancomycin … Vanc trough 7.2 …")."""
+    return ";" in line and not re.search(r"[a-z)]\.\s+[A-Z]", line)
+
+
+def part_items(part: Part) -> list[str]:
+    """A part's entries as written: its lines (list marks and numbers dropped: the list is the numbering; a final
+    period dropped), a one-line section split into its ``;`` entries or its sentences, repeats said once with their
+    count."""
+    lines = [ln.strip() for ln in part.lines if ln.strip()]
+    if len(lines) == 1:  # one line: a ";" list, else its sentences ("A/P: COPD exacerbation. Start prednisone.")
+        lines = [p.strip() for p in lines[0].split(";")] if _semicolon_list(lines[0]) else sentences(lines[0])
+    items = [_ITEM_MARK.sub("", ln).strip() for ln in lines]
+    return _collapse([re.sub(r"(?<![.\s][a-z])\.$", "", i) if i.endswith(".") else i for i in items if i])
+
+
+def _is_header(part: Part) -> bool:
+    return part.name in set(_digest_config().get("header_labels", []))
+
+
+def _short(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, whole sentences when the first fits, else cut at a word."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    out = ""
+    for sentence in sentences(text):
+        if len(out) + len(sentence) + 1 > limit:
+            room = limit - len(out) - 1
+            if room >= 60 or not out:  # room left: the next sentence's start, cut at a word
+                out = f"{out} {sentence[:room].rsplit(' ', 1)[0].rstrip(',;:')}".strip()
+            break
+        out = f"{out} {sentence}".strip()
+    return out + " …"
+
+
+def _part_line(part: Part, full: bool) -> str:
+    """One part of the digest: its content in full (assessment, plan, diagnoses) or its first sentence(s) / items."""
+    cfg = _digest_config()
+    lines = [ln.strip() for ln in part.lines if ln.strip()]
+    if not lines:
+        return ""
+    listed = len(lines) > 1 and all(_ITEM_MARK.match(ln) for ln in lines) or (
+        len(lines) == 1 and _semicolon_list(lines[0]))
+    if full:  # as written: numbered problems keep their numbers; list marks and repeats go
+        unmarked = [_ITEM_MARK.sub("", ln) if _ITEM_MARK.match(ln) and not ln[:1].isdigit() else ln for ln in lines]
+        return _short(_joined(_collapse(unmarked)), int(cfg.get("full_chars", 900)))
+    if listed:
+        items = part_items(part)
+        shown = min(len(items), int(cfg.get("items_shown", 8)))
+        while shown > 1 and len("; ".join(items[:shown])) > int(cfg.get("line_chars", 200)) * 2:
+            shown -= 1  # whole items only
+        more = f" … (+{len(items) - shown} more)" if len(items) > shown else ""
+        return "; ".join(items[:shown]) + more
+    return _short(_joined(lines), int(cfg.get("line_chars", 200)))
+
+
+def _joined(lines: list[str]) -> str:
+    """Lines as one text: a line without an end mark ("COPD on 2L home oxygen") ends an entry ("; "), a line
+    starting in lower case continues the one before."""
+    out = ""
+    for line in lines:
+        if not out:
+            out = line
+        elif line[:1].islower() or out.endswith((".", "!", "?", ";", ":", ",")):
+            out = f"{out} {line}"
+        else:
+            out = f"{out}; {line}"
+    return out
+
+
+def digest(note: Note, max_chars: int | None = None) -> list[str]:
+    """An extractive digest of ``note``: ``Heading: first sentence(s) or items`` per part, in the note's order.
+
+    The assessment, plan, impression and diagnoses are kept in full (``full_sections``); identifying header lines
+    (date, author, patient, MRN) are left to the answer's header; the text before the first heading is kept
+    only when the note has no headings (an ECG read, a short report). Bounded by ``max_chars``: parts that do not
+    fit are named at the end.
+    """
+    cfg = _digest_config()
+    full_names = set(cfg.get("full_sections", []))
+    parts = [p for p in outline(note.text) if not _is_header(p)]
+    body = [p for p in parts if p.name != "preamble"]
+    if not body:
+        text = " ".join(ln.strip() for p in parts for ln in p.lines if ln.strip())
+        return [_short(text, max_chars or int(cfg.get("max_chars", 1800)))] if text else []
+    lines: list[tuple[str, bool, str]] = []  # (line, full, heading)
+    prefix, prefix_full = "", False  # an empty heading over the parts under it
+    for i, part in enumerate(body):
+        heading = f"{prefix} › {part.heading}" if prefix else part.heading
+        full = part.name in full_names or prefix_full
+        content = _part_line(part, full)
+        if not content:
+            nxt = body[i + 1] if i + 1 < len(body) else None
+            if nxt is not None and (nxt.level > part.level or (part.level == nxt.level == 1 and
+                                                               nxt.name not in _aliases())):
+                prefix, prefix_full = heading, full  # "# Assessment and Plan" over "## Plan"; "Discharge Diagnosis:"
+                continue  # over "Primary:"
+            if full:
+                lines.append((f"{heading}: (nothing written)", True, heading))
+        else:
+            lines.append((f"{heading}: {content}", full, heading))
+        prefix, prefix_full = "", False
+    budget = max_chars or int(cfg.get("max_chars", 1800))
+    reserved = sum(len(ln) + 1 for ln, full, _ in lines if full)
+    out, left_out, used = [], [], 0
+    for line, full, heading in lines:
+        if full or used + reserved + len(line) + 1 <= budget:
+            out.append(line)
+            used += 0 if full else len(line) + 1
+        else:
+            left_out.append(heading)
+    if left_out:
+        out.append("Also: " + ", ".join(left_out) + ".")
+    return out
+
+
+@dataclass
+class NoteSection:
+    """A section of one note as written: its heading(s), its entries, and whether it is there at all."""
+
+    note: Note
+    asked: str  # the section asked for (canonical name)
+    heading: str  # the heading as written ("" when the note has none of the names it is read from)
+    items: list[str]
+    text: str
+
+    @property
+    def present(self) -> bool:
+        return bool(self.heading)
+
+
+def note_section(note: Note, entry: dict[str, Any]) -> NoteSection:
+    """The section ``entry`` names (``sections_asked`` of the lexicon), read from the first of its ``read``
+    names the note has, with the ``#`` parts under it: its entries and its text as written (no heading: the note
+    does not have it; a heading with nothing under it: no entries)."""
+    parts = outline(note.text)
+    for name in entry["read"]:
+        for i, part in enumerate(parts):
+            if part.name != name and part.heading.lower() != name:
+                continue
+            items: list[str] = []
+            written: list[str] = []
+            for j, sub in enumerate(_with_children(parts, i)):
+                if j and sub.text:  # a sub-head with text under it ("## Plan") is kept as written
+                    items.append(f"{sub.heading}:")
+                    written.append(f"{sub.heading}:")
+                items += part_items(sub)
+                written += [ln.rstrip() for ln in sub.lines if ln.strip()]
+            text = "\n".join(written).strip()
+            limit = int(_digest_config().get("section_chars", 4000))
+            if len(text) > limit:
+                text = text[:limit].rsplit("\n", 1)[0] + "\n…"
+            return NoteSection(note, entry["section"], part.heading, items, text)
+    return NoteSection(note, entry["section"], "", [], "")
+
+
+def headings(note: Note) -> list[str]:
+    """The note's headings as written, identifying header lines left out."""
+    return [p.heading for p in outline(note.text) if p.name != "preamble" and not _is_header(p)]
+
+
+def _read_note(question: str, notes: list[Note]) -> Reading | None:
+    """The note itself for :func:`read`: the sections asked as written from the newest note that has one (their
+    entries), else the newest note's digest."""
+    asked = note_asked(question) or NoteAsk((), True)
+    ordered = sorted(notes, key=lambda n: n.time or datetime.min, reverse=True)
+    if not asked.sections:
+        return Reading("note", "list", digest(ordered[0]), "", ordered[0])
+    for note in ordered:
+        found = [note_section(note, e) for e in asked.sections]
+        if any(f.present for f in found):
+            items = [i for f in found for i in f.items]
+            return Reading("note", "list", items, "\n".join(f.text for f in found if f.text), note)
+    return None

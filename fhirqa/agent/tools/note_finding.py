@@ -19,7 +19,7 @@ from fhirqa.agent.tools.notes import _bound
 
 def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None = None,
                   end: str | None = None, which: str | None = None, encounter_class: str | None = None,
-                  item: str | None = None, note_kind: str | None = None) -> dict[str, Any]:
+                  item: str | None = None, note_kind: str | None = None, read: str | None = None) -> dict[str, Any]:
     """What the notes say about ``question`` (within [start, end]), with the sentence cited; found=false otherwise.
 
     Anchored to a visit (a day's window, ``which`` = latest/first note, or ``encounter_class`` in the window), a
@@ -27,6 +27,11 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
     mention) is read from that visit's whole note (``fhirqa.notes.reader``). With ``note_kind`` (a discharge
     summary, chest x-ray, nursing note…: ``lexicon/note_kinds.json``) only the notes of that kind answer
     (``fhirqa.notes.kinds``): their count, the last one's date, a section, a value or a mention.
+
+    ``read="note"`` (or a question that asks for the note itself: "summarize the last note", "A&P from the
+    3/2/2019 note", "show me the last discharge summary") returns the anchored note as written: its kind, date,
+    author and encounter, an extractive digest (each section's heading with its first lines, the assessment,
+    plan and diagnoses in full) or the sections the question names, cited by the note's reference.
     """
     notes = getattr(ctx, "notes", None)
     if notes is None or ctx.patient_id is None:
@@ -37,6 +42,8 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
 
     low, high = _bound(start, end=False), _bound(end, end=True)
     high = min(high, ctx.now) if high else ctx.now
+    if callable(getattr(notes, "notes", None)) and _reads_note(question, read, note_kind):
+        return _read_note(ctx, notes, question, low, high, which, encounter_class, note_kind)
     if note_kind and callable(getattr(notes, "notes", None)):
         return _of_kind(ctx, notes, question, note_kind, low, _bound(end, end=True), item)
     one_day = bool(low and high - low <= timedelta(days=2))
@@ -134,7 +141,7 @@ def value_at_note(question: str) -> bool:
     if not NOTE_NAMED.search(question):
         return False
     field = ask_field(question)
-    if field is not None and field.get("not_a_lab"):
+    if field is not None and (field.get("not_a_lab") or field.get("reads_note")):
         return False  # "length of stay in the DC summary?": the note's LOS, not a body length
     q = question.lower()
     if re.match(r"\s*(?:was|were|is|are|did|does|do|has|had)\b", q) or (
@@ -217,3 +224,183 @@ def _of_kind(ctx: ToolContext, notes: Any, question: str, kind: str, low: dateti
             "notes_in_scope": len(read.notes), "ref": last.ref if last else None,
             "time": last.time.isoformat() if last and last.time else None,
             "note_type": last.note_type if last else None}
+
+
+# -- the note itself -------------------------------------------------------------------------------------------
+def _kind_words(note_kind: str | None) -> tuple[str, ...]:
+    """The question words for ``note_kind`` (``lexicon/note_kinds.json``): they name the note, they ask nothing."""
+    if not note_kind:
+        return ()
+    from fhirqa.notes import kinds
+
+    spec = next((k for k in kinds.config()["kinds"] if k["name"] == note_kind), None)
+    return tuple(spec["asks"]) if spec else ()
+
+
+def _reads_note(question: str, read: str | None, note_kind: str | None) -> bool:
+    """Whether ``find_in_notes`` returns the note itself: asked (``read="note"``), or the question asks for it.
+
+    With a ``note_kind`` the kind's own readings (its impression, its discharge diagnoses, a value, a count) stay
+    with ``fhirqa.notes.kinds``; the note itself is returned when the question uses a reading word ("summarize",
+    "show me", "what did … say") or names nothing but the note ("last discharge summary?").
+    """
+    from fhirqa.notes import reader
+
+    if read is not None:
+        return read == "note"
+    if note_kind:
+        from fhirqa.notes import kinds
+
+        asked = reader.note_asked(question, _kind_words(note_kind))
+        return asked is not None and (asked.cue or not asked.sections
+                                      or kinds.section_asked(question, note_kind) is None)
+    spec = reader.ask_field(question)
+    return spec is not None and bool(spec.get("reads_note"))
+
+
+def _read_note(ctx: ToolContext, notes: Any, question: str, low: datetime | None, high: datetime,
+               which: str | None, encounter_class: str | None, note_kind: str | None) -> dict[str, Any]:
+    """The anchored note (a day's notes, the latest / first, of a kind) as written, or the sections asked."""
+    from fhirqa.notes import reader
+
+    asked = reader.note_asked(question, _kind_words(note_kind)) or reader.NoteAsk((), True)
+    scope, label = _note_scope(ctx, notes, question, encounter_class, note_kind)
+    plural = label if label.endswith("s") else f"{label}s"
+    if not scope:
+        text = "No notes on file for this patient." if label == "note" else f"No {plural} on file for this patient."
+        return {"ok": True, "found": False, "kind": "note", "anchored": True, "no_notes": True, "text": text}
+    one_day = low is not None and high - low <= timedelta(days=2)
+    if one_day:
+        chosen = reader.anchored(scope, low, high)
+        if not chosen:
+            return {"ok": True, "found": False, "kind": "note", "anchored": True, "notes_in_scope": 0,
+                    "text": f"No {label} on {low.date().isoformat()}{_nearest(scope, low)}."}  # type: ignore[union-attr]
+        order = chosen
+    else:
+        within = [n for n in scope if (low is None or n.time >= low) and n.time <= high]  # type: ignore[operator]
+        if not within:
+            return {"ok": True, "found": False, "kind": "note", "anchored": True, "notes_in_scope": 0,
+                    "text": f"No {label} between {low.date() if low else 'the start'} and {high.date()}."}
+        order = within if which == "first" else within[::-1]
+        chosen = order[:1]
+    word = "" if one_day else ("first" if which == "first" else "last")
+    if asked.sections:
+        return _read_sections(ctx, asked, chosen if one_day else order, label, word)
+    shown = chosen[:4]
+    budget = int(reader._digest_config().get("max_chars", 1800))
+    value: list[str] = []
+    texts: list[str] = []
+    for note in shown:
+        lines = reader.digest(note, max(600, budget // len(shown)))
+        _cite_note(ctx, note, "\n".join(lines))
+        value += lines if len(shown) == 1 else [f"{_about(note)}: " + " | ".join(lines)]
+        texts.append(f"{_about(note, with_ref=True)}:\n" + "\n".join(lines))
+    if len(shown) == 1:
+        head = f"The {word} {label}" if word else f"The {label} of {shown[0].date}"
+        text = f"{head} — {texts[0]}"
+    else:
+        more = f" ({len(chosen) - len(shown)} more not shown)" if len(chosen) > len(shown) else ""
+        text = f"{len(chosen)} {plural} on {shown[0].date}{more}:\n\n" + "\n\n".join(texts)
+    first = shown[0]
+    return {"ok": True, "found": True, "kind": "note", "answer_kind": "note", "value": value, "text": text,
+            "ref": first.ref, "time": first.time.isoformat() if first.time else None, "note_type": first.note_type,
+            "author": first.author, "encounter": first.encounter_ref, "notes_in_scope": len(chosen),
+            "notes": [_note_material(n) for n in shown]}
+
+
+def _note_scope(ctx: ToolContext, notes: Any, question: str, encounter_class: str | None,
+                note_kind: str | None) -> tuple[list[Any], str]:
+    """The patient's dated notes before now, of the kind asked (a ``note_kind``, a kind the question names, an
+    ``encounter_class``), oldest first, and what to call them."""
+    from fhirqa.notes import reader
+
+    mine = [n for n in notes.notes(ctx.patient_id) if n.time is not None and n.time <= ctx.now]
+    label = "note"
+    if note_kind:
+        from fhirqa.notes import kinds
+
+        mine, label = kinds.of_kind(mine, note_kind), note_kind
+    else:
+        named = reader.named_kind(question)
+        kinds_of_class = reader.config().get("note_kinds", {}).get(encounter_class or "", [])
+        if named is not None:  # "the ED note from 3/2/2019": only notes of that kind, none when there is none
+            mine = [n for n in mine if any(t in (n.note_type or "").lower() for t in named["types"])]
+            label = named.get("name") or label
+        elif kinds_of_class:
+            mine = [n for n in mine if any(k in (n.note_type or "").lower() for k in kinds_of_class)]
+    return sorted(mine, key=lambda n: n.time), label
+
+
+def _read_sections(ctx: ToolContext, asked: Any, candidates: list[Any], label: str, word: str) -> dict[str, Any]:
+    """The sections asked, as written, from the first candidate note that has one of them (the anchored note,
+    else the nearest earlier one for "the last note": "plan from the last note" when the last is an ECG read)."""
+    from fhirqa.notes import reader
+
+    note = next((n for n in candidates if any(reader.note_section(n, e).present for e in asked.sections)), None)
+    names = " and ".join(e["section"] for e in asked.sections)
+    if note is None:
+        anchor = candidates[0]
+        heads = ", ".join(reader.headings(anchor)[:12]) or "no headings"
+        where = f"the {word} {label}" if word else f"the {label} of {anchor.date}"
+        text = (f"No {names} section in {where} ({anchor.note_type} of {anchor.date}; its sections: {heads})"
+                if len(candidates) == 1
+                else f"No {label} on file has a {names} section")
+        _cite_note(ctx, anchor, "(no such section)")
+        return {"ok": True, "found": False, "kind": "note", "anchored": True, "answer_kind": "section",
+                "no_section": True, "text": text + ".", "ref": anchor.ref, "note_type": anchor.note_type}
+    read = [reader.note_section(note, e) for e in asked.sections]
+    value: list[str] = []
+    parts: list[str] = []
+    for section in read:
+        if not section.present:
+            parts.append(f"{section.asked}: not in this note")
+        elif not section.items:
+            parts.append(f"{section.heading}: (nothing written under this heading)")
+        else:
+            value += section.items
+            parts.append(f"{section.heading}:\n{section.text}" if len(read) > 1 or "\n" in section.text
+                         else f"{section.heading}: {section.text}")
+    latest_word = f"the {word} {label}" if word else f"the {label} of {note.date}"
+    first = candidates[0]
+    lead = f"From {latest_word}" if note is first else \
+        f"The {word} {label} ({first.note_type} of {first.date}) has no {names}; from the {word} one that does"
+    text = f"{lead} — {_about(note, with_ref=True)}:\n" + "\n".join(parts)
+    quote = "\n".join(s.text for s in read if s.text)
+    _cite_note(ctx, note, quote or "(nothing written)")
+    return {"ok": True, "found": True, "kind": "note", "answer_kind": "section", "value": value, "text": text,
+            "empty": not value, "sections": [{"asked": s.asked, "heading": s.heading, "text": s.text} for s in read],
+            "quote": quote, "ref": note.ref, "time": note.time.isoformat() if note.time else None,
+            "note_type": note.note_type, "author": note.author, "encounter": note.encounter_ref}
+
+
+def _about(note: Any, with_ref: bool = False) -> str:
+    """"History and physical note, 1994-11-13, Dr. X (Encounter/…)": what the note is, when and by whom."""
+    bits = [note.note_type or "note", note.date]
+    if note.author:
+        bits.append(note.author)
+    extra = [x for x in ((note.encounter_ref if note.encounter_ref else None), note.ref if with_ref else None) if x]
+    return ", ".join(bits) + (f" ({'; '.join(extra)})" if extra else "")
+
+
+def _nearest(scope: list[Any], moment: datetime) -> str:
+    """"; the nearest notes are of 2019-02-27 and 2019-03-14": the notes on either side of a day without one."""
+    before = [n for n in scope if n.time < moment]
+    after = [n for n in scope if n.time >= moment]
+    near = [f"{n.note_type} of {n.date}" for n in (before[-1:] + after[:1])]
+    return f"; the nearest: {' and '.join(near)}" if near else ""
+
+
+def _cite_note(ctx: ToolContext, note: Any, value: str) -> None:
+    shown = value if len(value) <= 300 else value[:300].rsplit(" ", 1)[0] + " …"
+    ctx.cite(Evidence(ref=note.ref, field="note.text", value=shown, time=note.time.isoformat() if note.time else None,
+                      label=note.note_type))
+
+
+NOTE_MATERIAL_CHARS = 6000  # a note's text given to a model to summarize, beyond the digest
+
+
+def _note_material(note: Any) -> dict[str, Any]:
+    """What a model summarizing the note reads: its metadata and its text as written (bounded)."""
+    text = note.text if len(note.text) <= NOTE_MATERIAL_CHARS else note.text[:NOTE_MATERIAL_CHARS] + " …"
+    return {"ref": note.ref, "date": note.date, "time": note.time.isoformat() if note.time else None,
+            "note_type": note.note_type, "author": note.author, "encounter": note.encounter_ref, "text": text}

@@ -543,6 +543,9 @@ def plan(pq: ParsedQuestion) -> Plan:
         yield from _tables_then_note(pq, planner(pq), args)
         return
     found = yield ("find_in_notes", args)
+    if field == "note":  # "summarize the last note", "A&P from the 3/2/2019 note": the note itself, as written
+        yield note_final(found)
+        return
     if found.get("found") and found.get("kind") == "section":
         if found.get("structured_too") and found.get("value") == [False]:
             yield from plan_exists(pq)  # a plan item not in the note may still be a record of that day
@@ -622,6 +625,24 @@ def note_visit(pq: ParsedQuestion) -> tuple[dict[str, Any], bool, str] | None:
     one_day = window is not None and window.start is not None and window.end is not None \
         and window.end - window.start <= timedelta(days=2)
     which = which_note(text) if re.search(r"\b(?:note|visit|documented)\b", text) and not one_day else None
+    if field == "note":  # the note itself: a day's, else the latest (first) in the window or on file
+        args["read"] = "note"
+        if window is not None and window.label.startswith("since") and pq.now is not None:
+            from fhirqa.agent.backends.offline.timephrases import find_window
+
+            day = find_window(re.sub(r"\bfrom\b", "on", text), pq.now)  # "labs from the 11/23 progress note"
+            window = day.window if day else window
+            one_day = window is not None and window.start is not None and window.end is not None \
+                and window.end - window.start <= timedelta(days=2)
+        if window is not None and window.start is not None and window.end is not None:
+            args["start"], args["end"] = _iso(window.start), _iso(window.end)
+        if not one_day:
+            args["which"] = which_note(text) or "latest"
+        if pq.encounter_class:
+            args["encounter_class"] = pq.encounter_class
+        if window is not pq.window:
+            pq.window = window
+        return args, True, field
     if one_day and window is not None:
         args["start"], args["end"] = _iso(window.start), _iso(window.end)
     elif pq.encounter_class and window is not None and window.start is not None:
@@ -664,6 +685,17 @@ def reading_final(found: dict[str, Any]) -> Call:
         return final([yes], f"{'Yes' if yes else 'No'}, per the {where} ({found.get('field')}): {said}")
     shown = "; ".join(str(v) for v in value)
     return final(list(value), f"{shown}, per the {where} ({found.get('field')}): \"{quote}\"")
+
+
+def note_final(found: dict[str, Any]) -> Call:
+    """The final answer for a note read as written (``find_in_notes`` with ``read="note"``): its digest or the
+    sections asked, under the note's kind, date, author and reference; no-data when there is no such note or the
+    section holds nothing."""
+    value = list(found.get("value") or [])
+    text = str(found.get("text") or "No notes on file for this patient.")
+    if not found.get("ok", True):
+        return final([], "No notes on file for this patient.", status="no-data")
+    return final(value, text, status="answered" if found.get("found") and value else "no-data")
 
 
 def _tables_then_note(pq: ParsedQuestion, base: Plan, args: dict[str, Any]) -> Plan:
