@@ -14,8 +14,13 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.backends.offline.class_note_plan import class_note, with_note
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
+from fhirqa.agent.backends.offline.culture_plan import culture_question, plan_cultures
+from fhirqa.agent.backends.offline.dose_status_plan import not_given_question, plan_not_given
+from fhirqa.agent.backends.offline.due_plan import due_question, plan_due
+from fhirqa.agent.backends.offline.event_window_plan import condition_onset
 from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
@@ -307,6 +312,8 @@ def _event_time(pq: ParsedQuestion, anchor: Anchor) -> Generator[Call, dict[str,
             return "the record has no visit before now"
         row = _row((yield ("get_by_index", {"records": before_now["handle"], "index": -1, "order_by": "start_time"})))
         return _instant(row.get("start_time")), _instant(row.get("end_time"))  # type: ignore[return-value]
+    if anchor.event == "condition":  # "aspirin after the stroke": the condition's earliest onset
+        return (yield from condition_onset(anchor))
     if anchor.event == "drug":
         located = yield from find_records(pq, views=["medication"], entity=anchor.name)
         if located is None or located[1].get("ambiguous"):
@@ -502,6 +509,16 @@ def plan(pq: ParsedQuestion) -> Plan:
     if kind is not None:  # "date of last d/c summary?", "last CXR impression?": the notes of that kind answer
         if (yield from plan_note_kind(pq, kind)):
             return
+    due = due_question(pq)
+    if due is not None:  # "is he due for a flu shot?": the last one given; the record holds no schedule
+        yield from plan_due(pq, due)
+        return
+    cultures = culture_question(pq)
+    if cultures is not None and (yield from plan_cultures(pq, cultures)):  # "any cultures positive?", "what grew?"
+        return
+    held = not_given_question(pq)
+    if held is not None and (yield from plan_not_given(pq, held)):  # "was vanc ever held?": its administrations
+        return
     changes = changes_asked(pq)
     if changes is not None:  # "any med changes in the last 6 months?", "was metformin stopped?": the orders over time
         yield from plan_medication_changes(pq, *changes)
@@ -534,6 +551,9 @@ def plan(pq: ParsedQuestion) -> Plan:
         if found.get("anchored"):
             yield final([], f"Not stated in that day's note ({found.get('note')}).", status="no-data")
             return
+    note = class_note(pq)
+    if note is not None:  # "DVT ppx?": the class members found, and what the record cannot tell about them
+        planner = with_note(planner, note)
     visit = note_visit(pq)
     if visit is None:
         yield from planner(pq)

@@ -1,0 +1,109 @@
+"""Held, missed and refused doses: "was vanc ever held?", "any missed heparin doses this admission?",
+"did she refuse her lovenox?", "any held meds?".
+
+Such a question is about a drug's administrations, never about a result named after the drug (the
+vancomycin trough): the drug is looked up among medications only. A dose counts as not given when its
+MedicationAdministration status is one of ``doses_not_given.statuses`` of ``lexicon/drugs.json``
+(not-done, on-hold, stopped). A drug with orders but no charted administrations cannot say whether a dose
+was held: the answer says so instead of a No.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from functools import lru_cache
+from typing import Any
+
+from fhirqa.agent.backends.offline.parser import ParsedQuestion
+
+Call = tuple[str, dict[str, Any]]
+
+
+@lru_cache(maxsize=1)
+def _words() -> dict[str, Any]:
+    from fhirqa.project import lexicon_file
+
+    return lexicon_file("drugs.json").get("doses_not_given") or {}
+
+
+def _alt(words: list[str]) -> str:
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+
+
+def not_given_question(pq: ParsedQuestion) -> str | None:
+    """The drug a "held / missed / refused doses" question names ("" for any drug), or None for other questions."""
+    words = _words()
+    if not words.get("words") or pq.intent not in ("exists", "value", "count", "time_of", "list_items"):
+        return None
+    text = pq.text.lower().replace("’", "'")
+    if not re.search(rf"(?<![\w-])(?:{_alt(words['words'])})(?![\w-])", text):
+        return None
+    drug = re.sub(rf"(?<![\w-])(?:{_alt(words['words'])})(?![\w-])", " ", pq.entity.lower())
+    drug = re.sub(rf"(?<![\w-])(?:{_alt(words.get('filler', []))})(?![\w-])", " ", drug)
+    return re.sub(r"\s+", " ", drug).strip()
+
+
+def plan_not_given(pq: ParsedQuestion, drug: str) -> Generator[Call, dict[str, Any], bool]:
+    """Answer whether doses of ``drug`` (any drug when empty) were not given; False when ``drug`` is no medication
+    of the record (the question then goes to the ordinary plans: "did she refuse the colonoscopy?")."""
+    from fhirqa.agent.backends.offline.plans import (
+        _ambiguous,
+        _empty_window,
+        _row,
+        final,
+        find_records,
+        windowed,
+    )
+
+    kind, pq.med_kind = pq.med_kind, None  # every administration, not only the given ones (find_records keeps those)
+    if drug:
+        located = yield from find_records(pq, views=["medication"], entity=drug)
+        if located is None:
+            pq.med_kind = kind
+            return False
+        if located[1].get("ambiguous"):
+            yield _ambiguous(located[1], drug)
+            return True
+        found = located[1]
+    else:
+        found = yield ("get_resources", {"view": "medication"})
+        if not found.get("count"):
+            yield final([], "The record has no medications.", status="no-data")
+            return True
+    what = (found.get("items") or [drug])[0] if drug else "any medication"
+    admin = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "administration", "field": "kind"})
+    if not admin.get("count"):
+        yield final([], f"The record charts no administrations of {what} (only orders, fills or statements), so "
+                        "whether a dose was held or missed cannot be told from it.", status="no-data")
+        return True
+    scoped = yield from windowed(pq, admin["handle"])
+    if scoped.get("count") == 0:
+        yield _empty_window(pq, f"administrations of {what}", scoped)
+        return True
+    handle, total = scoped.get("handle") or admin["handle"], scoped.get("count") or admin["count"]
+    label = f" {pq.window.label}" if pq.window is not None else ""
+    missed: list[str] = []
+    for status in _words().get("statuses", []):
+        undone = yield ("filter_by_value", {"records": handle, "op": "==", "value": status, "field": "status"})
+        if undone.get("count"):
+            missed.append(undone["handle"])
+    if not missed and pq.intent == "count":
+        yield final([0], f"None of the {total} charted administrations of {what}{label} is marked not given.")
+        return True
+    if not missed:
+        last = _row((yield ("get_by_index", {"records": handle, "index": -1})))
+        yield final([False], f"No: none of the {total} charted administrations of {what}{label} is marked not given "
+                             f"(held, refused or stopped); the latest was on {str(last.get('time') or '?')[:10]}.")
+        return True
+    combined = missed[0]
+    if len(missed) > 1:
+        combined = (yield ("combine_evidence", {"handles": missed}))["handle"]
+    listed = yield ("extract_field_value", {"records": combined, "field": "status"})
+    shown = [f"{v.get('name')} on {str(v.get('time') or '?')[:10]} ({v.get('value')})" for v in listed.get("values", [])]
+    more = f" and {listed['omitted']} more" if listed.get("omitted") else ""
+    # the statuses do not tell held from refused or missed, and the view carries no statusReason: say what is there
+    yield final([listed.get("count")] if pq.intent == "count" else [True], f"{'' if pq.intent == 'count' else 'Yes: '}{listed.get('count')} of {total} charted administrations{label} were not given: "
+                        f"{'; '.join(shown)}{more}. Why (held, refused, missed) is not among the fields the record's "
+                        "medication view carries.")
+    return True
