@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.backends.offline.event_window_plan import condition_event
 from fhirqa.agent.backends.offline.timephrases import (
     DATE,
     Anchor,
@@ -280,6 +281,10 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     at_stay_start = False
     if pq.window is None and (start := _stay_start(rest)) is not None:
         rest, at_stay_start = start, True  # "K on admit": the first value of the stay (the window is read below)
+    event = condition_event(rest) if pq.window is None and pq.intent != "after_drug" else None
+    if event is not None and _has_item(rest[: event[1]] + " " + rest[event[2] :]):
+        # "aspirin after the stroke", "A1c since the diabetes dx": a window dated by the condition's onset
+        pq.window, rest = event[0], rest[: event[1]] + " " + rest[event[2] :]
     time_match = find_window(rest, now) if pq.window is None else None
     if time_match and (named := _unit_naming_item(rest, time_match, now)) is not None:
         rest, term = named  # "last HR": the last heart rate, not the last hour
