@@ -47,6 +47,9 @@ def asked_category(pq: ParsedQuestion) -> tuple[str | None, str]:
             category = category or named
         elif word not in ("any", "known", "allergy", "allergies", "allergic", "to"):
             substance.append(word)
+    if category is None:  # "any drug allergies?": the parser read "drug" as a pointer to medications, not the item
+        category = next((name for word in tokens(pq.text) for name, spec in categories.items()
+                         if word in spec["words"]), None)
     return category, " ".join(substance)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fhirqa.sql.engine import ask_sql
+from fhirqa.sql.engine import ask_sql, close_all
 from tests.sql.mimic_data import build
 from tests.sql.test_relational_notes import NOTE_COLUMNS
 
@@ -93,3 +93,22 @@ def test_a_count_of_studies_counts_the_reports_of_that_kind_in_the_latest_admiss
     assert ask("# ECGs this admit?", mimic).answer == [1]  # the admission-day ECG dated by its day only
     assert ask("how many echos has he had?", mimic).answer == [1]
     assert ask("how many chest x-rays has he had?", mimic).answer == [3]
+
+
+def test_omop_allergy_rows_answer_nkda_by_whether_an_allergen_is_a_drug(sample_store, sample_omop):
+    from fhirqa.store import Store
+
+    people = dict(Store(sample_store).query("SELECT name, patient_id FROM patient").rows)
+    linda, matthew = people["Linda Taylor"], people["Matthew Young"]  # lisinopril; peanut
+
+    def omop(question: str, pid: str):
+        return ask_sql(question, patient_id=pid, now="2025-06-15T12:00:00Z", connection=sample_omop)
+
+    try:
+        assert omop("NKDA?", linda).answer == [False] and omop("NKDA?", matthew).answer == [True]
+        assert omop("any drug allergies?", linda).answer == [True]
+        assert omop("any drug allergies?", matthew).answer == [False]  # a peanut allergy is no drug allergy
+        assert omop("allergic to lisinopril?", linda).answer == [True]
+        assert omop("allergies?", matthew).answer == ["Peanut (substance)"]
+    finally:
+        close_all()  # other tests open the shared export read-only
