@@ -711,12 +711,19 @@ def outline(text: str) -> list[Part]:
 
 
 def _with_children(parts: list[Part], i: int) -> list[Part]:
-    """Part ``i`` and the deeper ``#`` parts under it (``# Assessment and Plan`` holds ``## Plan``)."""
-    out = [parts[i]]
+    """Part ``i`` and the parts under it: deeper ``#`` parts (``# Assessment and Plan`` holds ``## Plan``), or,
+    under a label with nothing on its own ("Discharge Diagnosis:"), the labels of no known section that follow
+    with text ("Primary: COPD exacerbation", "Secondary: …") up to the next empty label or known section."""
+    head = parts[i]
+    out = [head]
     for part in parts[i + 1:]:
-        if part.level <= parts[i].level or parts[i].level == 0:
+        if head.level == 0:
             break
-        out.append(part)
+        if part.level > head.level or (head.level == part.level == 1 and not head.text and part.text
+                                        and part.name not in _aliases()):
+            out.append(part)
+            continue
+        break
     return out
 
 

@@ -160,5 +160,9 @@ def test_a_note_kind_caller_gets_the_note_itself_when_the_question_asks_for_it()
     assert found["notes"][0]["text"] == SUMMARY  # the text a model summarizes from
     explicit = find_in_notes(ctx, "last H&P", note_kind="discharge summary", read="note")
     assert explicit["ref"] == "DocumentReference/ds"
+    first = find_in_notes(ctx, "read me the first note of the stay", read="note")  # "first" read from the question
+    assert first["ref"] == "DocumentReference/hp"
     # the kind's own readings stay with the note-kind reader
-    assert find_in_notes(ctx, "date of the last discharge summary", note_kind="discharge summary")["kind"] == "note_kind"
+    for question in ("date of the last discharge summary", "List the discharge diagnoses documented in the latest "
+                     "discharge summary."):
+        assert find_in_notes(ctx, question, note_kind="discharge summary")["kind"] == "note_kind", question

@@ -186,5 +186,8 @@ def test_a_section_is_read_as_written_with_the_parts_under_its_heading():
     empty = note_section(_note(EMPTY_PLAN), _entry("A&P from the last note"))
     assert empty.present and empty.items == []
     cxr = _note("EXAM: XR Chest 2 Views\nFINDINGS: Lungs are clear.\n\nIMPRESSION: No acute abnormality.", "XR Chest")
+    dx = note_section(_note(MIMIC_DS, "Discharge summary"), _entry("discharge diagnoses in the last note"))
+    assert dx.heading == "Discharge Diagnosis"
+    assert dx.items == ["Primary:", "COPD exacerbation", "Secondary:", "Hypercarbic respiratory failure"]
     assert not note_section(cxr, _entry("HPI of the last visit")).present
     assert note_section(cxr, _entry("A&P from the last note")).items == ["No acute abnormality"]  # its impression

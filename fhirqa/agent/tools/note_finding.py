@@ -241,8 +241,9 @@ def _reads_note(question: str, read: str | None, note_kind: str | None) -> bool:
     """Whether ``find_in_notes`` returns the note itself: asked (``read="note"``), or the question asks for it.
 
     With a ``note_kind`` the kind's own readings (its impression, its discharge diagnoses, a value, a count) stay
-    with ``fhirqa.notes.kinds``; the note itself is returned when the question uses a reading word ("summarize",
-    "show me", "what did … say") or names nothing but the note ("last discharge summary?").
+    with ``fhirqa.notes.kinds``; the note itself is returned when the question asks for the whole note
+    ("summarize the last discharge summary", "last discharge summary?") or a section that reader has no entry for
+    ("hospital course from the last DC summary").
     """
     from fhirqa.notes import reader
 
@@ -252,8 +253,7 @@ def _reads_note(question: str, read: str | None, note_kind: str | None) -> bool:
         from fhirqa.notes import kinds
 
         asked = reader.note_asked(question, _kind_words(note_kind))
-        return asked is not None and (asked.cue or not asked.sections
-                                      or kinds.section_asked(question, note_kind) is None)
+        return asked is not None and (not asked.sections or kinds.section_asked(question, note_kind) is None)
     spec = reader.ask_field(question)
     return spec is not None and bool(spec.get("reads_note"))
 
@@ -264,6 +264,7 @@ def _read_note(ctx: ToolContext, notes: Any, question: str, low: datetime | None
     from fhirqa.notes import reader
 
     asked = reader.note_asked(question, _kind_words(note_kind)) or reader.NoteAsk((), True)
+    which = which or reader.which_note(question)  # a caller that named only the kind: "the first DC summary"
     scope, label = _note_scope(ctx, notes, question, encounter_class, note_kind)
     plural = label if label.endswith("s") else f"{label}s"
     if not scope:
