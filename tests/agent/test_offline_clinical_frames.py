@@ -14,6 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fhirqa.agent.backends.offline import OfflineBackend
+from fhirqa.agent.backends.offline.culture_plan import culture_question
+from fhirqa.agent.backends.offline.dose_status_plan import not_given_question
+from fhirqa.agent.backends.offline.due_plan import due_question
 from fhirqa.agent.backends.offline.parser import parse
 from fhirqa.agent.composer import compose
 from fhirqa.agent.resolver import ConceptResolver
@@ -73,8 +76,16 @@ def test_a_condition_named_after_before_or_since_is_the_window_not_the_item():
     assert (pq.window.event.event, pq.window.event.relation, pq.window.event.name) == ("condition", "since", "stroke")
     assert parse("any A1c since the diabetes dx?", NOW).window.event.relation == "since"
     assert parse("was he on a statin before the CVA?", NOW).window.event.relation == "before"
-    # any name works when a diagnosis word follows it
+    # any name works when a diagnosis word follows it, or after "was diagnosed with"
     assert parse("first LDL after the gout diagnosis", NOW).window.event.name == "gout"
+    assert parse("A1c since she was diagnosed with diabetes?", NOW).window.event.name == "diabetes"
+    assert parse("LDL after he was dx'd with gout", NOW).entity.lower() == "ldl"
+
+
+def test_words_that_name_no_condition_make_no_event_window():
+    for question in ("A1c after the initial dx?", "any A1c since the patient was diagnosed?", "any A1c pre diabetes?"):
+        window = parse(question, NOW).window
+        assert window is None or window.event is None, question
 
 
 def test_the_window_is_dated_by_the_conditions_onset_in_the_record():
@@ -86,6 +97,11 @@ def test_the_window_is_dated_by_the_conditions_onset_in_the_record():
     at_onset = {**VIEWS, "medication": [*MEDICATIONS, med("a1", "Atorvastatin 80 MG Oral Tablet", "request",
                                                            "2015-04-02T10:00:00")]}
     assert ask("any atorvastatin after the stroke?", at_onset)["answer"] == [True]  # ordered at the onset itself
+
+
+def test_what_was_started_after_an_event_lists_the_starts_in_its_window():
+    out = ask("meds started after the stroke")
+    assert "Clopidogrel" in out["text"] and "Simvastatin" not in out["text"]  # simvastatin was ordered before it
 
 
 def test_an_event_the_record_does_not_hold_is_said_missing_never_guessed():
@@ -119,6 +135,20 @@ def test_how_many_doses_were_held_is_a_count():
     assert ask("how many zosyn doses were missed?")["answer"] == [0]
 
 
+def test_a_held_question_about_no_medication_goes_to_the_ordinary_plans():
+    # "hold" alone is no held-dose word ("hold parameters"); a non-drug refused is looked up as usual
+    assert not_given_question(parse("hold parameters for the vanc?", NOW)) is None
+    assert ask("did she refuse the colonoscopy?")["answer"] == [False]  # no such procedure, nor a drug
+
+
+def test_a_vaccine_not_given_is_an_immunization_marked_not_done():
+    assert ask("did she refuse the flu shot?")["answer"] == [False]  # the one on record was given
+    refused = {**VIEWS, "immunization": [*IMMUNIZATIONS, {**vaccine("f2", "Influenza, seasonal, injectable, preservative free",
+                                                                    "2023-10-01T10:00:00"), "status": "not-done"}]}
+    out = ask("did she refuse the flu shot?", refused)
+    assert out["answer"] == [True] and "2023-10-01 (not-done)" in out["text"]
+
+
 def test_held_doses_of_any_drug():
     assert ask("any held meds?")["answer"] == [True]
 
@@ -130,6 +160,11 @@ def test_due_for_answers_the_last_date_and_that_no_schedule_decides():
         out = ask(question)
         assert out["answer"] == ["2024-06-01"], question
         assert "no schedule" in out["text"] and not out["text"].startswith("Yes")
+
+
+def test_due_to_and_due_date_ask_other_things():
+    assert due_question(parse("is the AKI due to vanc?", NOW)) is None
+    assert due_question(parse("what is her due date?", NOW)) is None
 
 
 def test_due_for_something_never_done_is_no_data():
@@ -160,6 +195,12 @@ def test_a_specimen_named_gives_its_cultures_results():
 def test_whether_or_when_a_culture_was_done_is_read_from_the_culture_results():
     assert ask("any blood cultures on file?")["answer"] == [True]
     assert ask("when was the last urine culture?")["answer"] == ["2024-06-10"]
+
+
+def test_growth_alone_is_no_culture_question():
+    assert culture_question(parse("growth hormone level?", NOW)) is None
+    assert culture_question(parse("any positive blood cx?", NOW)) == {"positive": True, "negative": False,
+                                                                       "specimen": "blood"}
 
 
 def test_without_culture_results_the_ordinary_plans_answer():

@@ -45,43 +45,56 @@ def not_given_question(pq: ParsedQuestion) -> str | None:
 
 
 def plan_not_given(pq: ParsedQuestion, drug: str) -> Generator[Call, dict[str, Any], bool]:
-    """Answer whether doses of ``drug`` (any drug when empty) were not given; False when ``drug`` is no medication
-    of the record (the question then goes to the ordinary plans: "did she refuse the colonoscopy?")."""
-    from fhirqa.agent.backends.offline.plans import (
-        _ambiguous,
-        _empty_window,
-        _row,
-        final,
-        find_records,
-        windowed,
-    )
+    """Answer whether doses of ``drug`` (any drug when empty) were not given; False when ``drug`` is neither a
+    medication nor an immunization of the record (the question then goes to the ordinary plans: "did she refuse
+    the colonoscopy?"). A vaccine refused or not given is an immunization marked not-done."""
+    from fhirqa.agent.backends.offline.plans import _ambiguous, final, find_records
 
     kind, pq.med_kind = pq.med_kind, None  # every administration, not only the given ones (find_records keeps those)
-    if drug:
-        located = yield from find_records(pq, views=["medication"], entity=drug)
-        if located is None:
-            pq.med_kind = kind
-            return False
-        if located[1].get("ambiguous"):
-            yield _ambiguous(located[1], drug)
-            return True
-        found = located[1]
-    else:
+    if not drug:
         found = yield ("get_resources", {"view": "medication"})
         if not found.get("count"):
             yield final([], "The record has no medications.", status="no-data")
             return True
-    what = (found.get("items") or [drug])[0] if drug else "any medication"
+        yield from _administrations(pq, found, "any medication")
+        return True
+    located = yield from find_records(pq, views=["medication", "immunization"], entity=drug)
+    if located is None:
+        pq.med_kind = kind
+        return False
+    view, found = located
+    if found.get("ambiguous"):
+        yield _ambiguous(found, drug)
+        return True
+    what = (found.get("items") or [drug])[0]
+    if view == "immunization":
+        yield from _not_given(pq, found["handle"], found.get("count") or 0, what, "recorded immunizations")
+    else:
+        yield from _administrations(pq, found, what)
+    return True
+
+
+def _administrations(pq: ParsedQuestion, found: dict[str, Any], what: str) -> Generator[Call, dict[str, Any], None]:
+    """The not-given doses among a drug's charted administrations (no-data when none are charted)."""
+    from fhirqa.agent.backends.offline.plans import final
+
     admin = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "administration", "field": "kind"})
     if not admin.get("count"):
         yield final([], f"The record charts no administrations of {what} (only orders, fills or statements), so "
                         "whether a dose was held or missed cannot be told from it.", status="no-data")
-        return True
-    scoped = yield from windowed(pq, admin["handle"])
+        return
+    yield from _not_given(pq, admin["handle"], admin["count"], what, "charted administrations")
+
+
+def _not_given(pq: ParsedQuestion, handle: str, total: int, what: str, records: str) -> Generator[Call, dict[str, Any], None]:
+    """Within the question's window, the records of ``handle`` whose status says not given, listed with their dates."""
+    from fhirqa.agent.backends.offline.plans import _empty_window, _row, final, windowed
+
+    scoped = yield from windowed(pq, handle)
     if scoped.get("count") == 0:
-        yield _empty_window(pq, f"administrations of {what}", scoped)
-        return True
-    handle, total = scoped.get("handle") or admin["handle"], scoped.get("count") or admin["count"]
+        yield _empty_window(pq, f"{records} of {what}", scoped)
+        return
+    handle, total = scoped.get("handle") or handle, scoped.get("count") or total
     label = f" {pq.window.label}" if pq.window is not None else ""
     missed: list[str] = []
     for status in _words().get("statuses", []):
@@ -89,21 +102,21 @@ def plan_not_given(pq: ParsedQuestion, drug: str) -> Generator[Call, dict[str, A
         if undone.get("count"):
             missed.append(undone["handle"])
     if not missed and pq.intent == "count":
-        yield final([0], f"None of the {total} charted administrations of {what}{label} is marked not given.")
-        return True
+        yield final([0], f"None of the {total} {records} of {what}{label} is marked not given.")
+        return
     if not missed:
         last = _row((yield ("get_by_index", {"records": handle, "index": -1})))
-        yield final([False], f"No: none of the {total} charted administrations of {what}{label} is marked not given "
+        yield final([False], f"No: none of the {total} {records} of {what}{label} is marked not given "
                              f"(held, refused or stopped); the latest was on {str(last.get('time') or '?')[:10]}.")
-        return True
+        return
     combined = missed[0]
     if len(missed) > 1:
         combined = (yield ("combine_evidence", {"handles": missed}))["handle"]
     listed = yield ("extract_field_value", {"records": combined, "field": "status"})
     shown = [f"{v.get('name')} on {str(v.get('time') or '?')[:10]} ({v.get('value')})" for v in listed.get("values", [])]
     more = f" and {listed['omitted']} more" if listed.get("omitted") else ""
-    # the statuses do not tell held from refused or missed, and the view carries no statusReason: say what is there
-    yield final([listed.get("count")] if pq.intent == "count" else [True], f"{'' if pq.intent == 'count' else 'Yes: '}{listed.get('count')} of {total} charted administrations{label} were not given: "
-                        f"{'; '.join(shown)}{more}. Why (held, refused, missed) is not among the fields the record's "
-                        "medication view carries.")
-    return True
+    # the statuses do not tell held from refused or missed, and the views carry no statusReason: say what is there
+    yield final([listed.get("count")] if pq.intent == "count" else [True],
+                f"{'' if pq.intent == 'count' else 'Yes: '}{listed.get('count')} of {total} {records}{label} were not "
+                f"given: {'; '.join(shown)}{more}. Why (held, refused, missed) is not among the fields the record's "
+                "views carry.")

@@ -24,6 +24,10 @@ _ARTICLE = r"(?:(?:the|his|her|their|my|this|that|pt's|patient's|(?:the\s+)?(?:p
 _QUALIFIER = r"(?:(?:first|initial|index|original|recent|last|latest|most\s+recent|new)\s+)?"
 # after the name: words that say the event is its diagnosis or onset ("the diabetes dx", "her stroke event")
 _DX_WORDS = r"(?:dx|diagnosis|diagnosed|onset|event|episode|was\s+diagnosed)"
+# words a name before a diagnosis word is never made of ("after the initial dx", "since the patient was diagnosed")
+_NOT_A_NAME = frozenset("""first initial index original recent last latest most new primary secondary final working
+    differential admission admitting discharge she he they patient pt her his their the a an""".split())
+_SUBJECT = r"(?:she|he|they|(?:the\s+)?(?:patient|pt))"
 # "how long since the stroke?", "years after her MI": the time from the event is asked, not a window
 _ELAPSED = re.compile(r"\b(?:how\s+long|how\s+many\s+\w+|time|days|weeks|months|years|yrs|mos|wks)\s*$")
 
@@ -45,12 +49,16 @@ def _alt(words: Any) -> str:
 @lru_cache(maxsize=1)
 def _pattern() -> re.Pattern[str]:
     w = anchor_words()
-    before, after = _alt(w["before_words"]), _alt(w["after_words"])
+    # "pre" is left out: "pre diabetes" is a condition's name, not "before diabetes"
+    before, after = _alt([b for b in w["before_words"] if b != "pre"]), _alt(w["after_words"])
     known = _alt(_condition_names())
     return re.compile(
         rf"\b(?P<rel>{after}|{before})\s+{_ARTICLE}{_QUALIFIER}"
         # a condition the lexicon knows ("the MI", "his stroke"), its diagnosis word optional
         rf"(?:(?P<known>{known})(?:\s+{_DX_WORDS})?"
+        # "since she was diagnosed with diabetes", "after he was dx'd with gout"
+        rf"|{_SUBJECT}\s+(?:was|were|got)\s+(?:diagnosed|dx'?d)\s+with\s+(?:(?:a|an)\s+)?"
+        rf"(?P<withname>{known}(?![\w-])|[a-z][a-z0-9'\-]*(?:\s+[a-z][a-z0-9'\-]*){{0,2}}(?=\s*(?:[,.;]|$)))"
         # any other name, only when a diagnosis word follows it ("after the gout dx", "since her cancer diagnosis")
         rf"|(?P<named>[a-z][a-z0-9'\-]*(?:\s+[a-z][a-z0-9'\-]*){{0,3}}?)\s+{_DX_WORDS})"
         rf"(?![\w-])")
@@ -64,7 +72,9 @@ def condition_event(text: str) -> tuple[Window, int, int] | None:
     for m in _pattern().finditer(text):
         if _ELAPSED.search(text[: m.start()]):
             continue  # "how many years since the MI": the event itself is asked about
-        name = re.sub(r"\s+", " ", (m.group("known") or m.group("named") or "").strip())
+        name = re.sub(r"\s+", " ", (m.group("known") or m.group("named") or m.group("withname") or "").strip())
+        if not m.group("known") and _NOT_A_NAME.intersection(name.split()):
+            continue  # "after the initial dx": no condition is named
         rel = re.sub(r"\s+", " ", m.group("rel"))
         # "after the MI" keeps the onset's own instant: what was started at the diagnosis visit came after it
         relation = "before" if rel in anchor_words()["before_words"] else "since"

@@ -282,8 +282,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     if pq.window is None and (start := _stay_start(rest)) is not None:
         rest, at_stay_start = start, True  # "K on admit": the first value of the stay (the window is read below)
     event = condition_event(rest) if pq.window is None and pq.intent != "after_drug" else None
-    if event is not None and _has_item(rest[: event[1]] + " " + rest[event[2] :]):
-        # "aspirin after the stroke", "A1c since the diabetes dx": a window dated by the condition's onset
+    if event is not None and (_has_item(outside := rest[: event[1]] + " " + rest[event[2] :]) or _says_started(outside)):
+        # "aspirin after the stroke", "meds started since the MI": a window dated by the condition's onset
         pq.window, rest = event[0], rest[: event[1]] + " " + rest[event[2] :]
     time_match = find_window(rest, now) if pq.window is None else None
     if time_match and (named := _unit_naming_item(rest, time_match, now)) is not None:
@@ -1398,9 +1398,10 @@ def _started_in_window(pq: ParsedQuestion, text: str) -> None:
     ``started_in_window``), medications unless the words point at another view."""
     words = _phrases().get("started_in_window") or {}
     verbs = words.get("verbs")
-    # a window from a date, or the current stay ("new meds since admission": the stay's dates, resolved by the plan)
-    placed = pq.window is not None and (pq.window.start is not None or pq.window.anchor == "admission")
-    if pq.intent not in ("value", "list_items") or not verbs or not placed or pq.window.event is not None or pq.yes_no:
+    # a window from a date, the current stay ("new meds since admission") or an event ("meds started after the CABG"):
+    # the stay's or the event's dates are resolved by the plan
+    placed = pq.window is not None and (pq.window.start is not None or pq.window.anchor in ("admission", "event"))
+    if pq.intent not in ("value", "list_items") or not verbs or not placed or pq.yes_no:
         return
     pattern = rf"\b(?:{_alternation(verbs)})\b"
     if not re.search(pattern, text):
