@@ -66,6 +66,7 @@ OBSERVATIONS = [
     vital("bp1", "Diastolic blood pressure", 82.0, "mm[Hg]", "8462-4", WHEN, is_component=True,
           parent_name="Blood pressure panel"),
     vital("o1", "Oxygen saturation in Arterial blood by Pulse oximetry", 97.0, "%", "59408-5", WHEN),
+    vital("w0", "Body weight", 82.0, "kg", "29463-7", "2024-05-01T08:00:00"),
     vital("w1", "Body weight", 80.5, "kg", "29463-7", WHEN),
     obs("na", "Sodium [Moles/volume] in Serum or Plasma", 139.0, "2024-06-09T06:00:00", unit="mmol/L", code="2951-2"),
     obs("k", "Potassium [Moles/volume] in Serum or Plasma", 4.2, "2024-06-09T06:00:00", unit="mmol/L", code="2823-3"),
@@ -87,7 +88,7 @@ ENCOUNTERS = [
               practitioner="Dr. Farid Goldberg", reason="Sepsis"),
     encounter("e4", "AMB", "Encounter for check up (procedure)", "185349003", "2024-02-01T09:00:00",
               practitioner="Dr. Ana Reyes"),
-    encounter("e5", "AMB", "Acute visit", "702927004", "2024-05-01T09:00:00", practitioner="Dr. Lee Park"),
+    encounter("e5", "AMB", "Acute visit", "185345009", "2024-05-01T09:00:00", practitioner="Dr. Lee Park"),
 ]
 PATIENT = [{"patient_id": "p1", "ref": "Patient/p1", "name": "Ada Lovelace", "birth_date": date(1950, 6, 16),
             "gender": "female", "deceased": False, "deceased_time": None}]
@@ -125,6 +126,15 @@ def test_a_summary_names_age_problems_meds_allergies_vitals_and_visits_each_cite
     refs = got["cited"]
     assert {"Condition/c1", "MedicationRequest/m1", "AllergyIntolerance/a1", "Observation/hr1", "Encounter/e5",
             "Encounter/e3"} <= refs
+
+
+def test_a_summary_at_an_instant_inside_a_stay_says_the_stay_is_in_progress_and_no_later_death():
+    inside = {**VIEWS, "patient": [{**PATIENT[0], "deceased": True, "deceased_time": t("2024-06-20T00:00:00")}],
+              "encounter": [*ENCOUNTERS, encounter("e6", "IMP", "Inpatient admission", "32485007",
+                                                   "2024-06-13T09:00:00", "2024-06-18T12:00:00")]}
+    text = ask("sign-out summary", inside)["text"]
+    assert "Current admission (the last encounter): Inpatient admission (inpatient), since 2024-06-13 (in progress)" in text
+    assert "died" not in text and "73-year-old" in text  # the death is after the question's instant
 
 
 def test_summary_phrasings_are_read_when_nothing_else_is_named():
@@ -178,6 +188,24 @@ def test_a_word_beside_the_group_is_no_item_but_versus_between_items_stays_a_com
     assert named_group(parse("K vs Na", NOW)) is None
 
 
+def test_a_trend_of_a_group_is_each_analytes_own_trend():
+    got = ask("were vitals stable")
+    assert got["status"] == "answered"
+    assert "Heart rate went from 96 /min on 2024-05-01 to 72 /min on 2024-06-10" in got["text"]
+    assert "Body weight went from 82 kg" in got["text"]
+    assert "Respiratory rate went from 96" not in got["text"]  # never one series across vital signs
+    assert got["answer"] == ["decreasing", "stable"]  # heart rate -25 %, weight -2 %
+
+
+def test_a_group_whose_analytes_cannot_trend_is_no_data_not_one_mixed_series():
+    got = ask("were vitals stable today?")  # none charted today
+    assert got["status"] == "no-data"
+    one_each = {**VIEWS, "observation": [r for r in OBSERVATIONS if r["ref"] not in ("Observation/hr0", "Observation/w0")]}
+    got = ask("were vitals stable", one_each)
+    assert got["status"] == "no-data" and "Only one Heart rate value" in got["text"]
+    assert "/min on 2024-06-10 to" not in got["text"]
+
+
 def test_panels_are_their_analytes_and_keep_other_specimens_out():
     bmp = ask("last BMP")
     assert {139.0, 4.2, 1.1} <= set(bmp["answer"]) and 0.0 not in bmp["answer"]  # urine glucose is not in a BMP
@@ -197,6 +225,12 @@ def test_a_visit_kind_is_found_by_its_encounter_type_codes():
     assert ask("when was her last annual exam?")["answer"] == ["2024-02-01T09:00:00+00:00"]
     assert ask("date of last wellness visit")["answer"] == ["2024-02-01T09:00:00+00:00"]
     assert ask("how many physicals has she had?")["answer"] == [2]
+
+
+def test_words_that_only_say_visit_are_not_compared_and_a_visit_value_is_its_day():
+    got = ask("last sick visit?")  # the parser keeps "sick"; the lexicon writes "sick visit" (Encounter for symptom…)
+    assert got["answer"] == ["2024-05-01T09:00:00+00:00"]
+    assert got["text"] == "The most recent Acute visit was on 2024-05-01."  # not "Acute visit: None"
 
 
 # 5. negatives --------------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from fhirqa.agent.backends.offline.summary_plan import (
     as_written,
     named_group,
     plan_any_records,
+    plan_each_analyte,
     plan_snapshot,
     snapshot_kind,
     with_visit_codes,
@@ -505,6 +506,8 @@ def plan(pq: ParsedQuestion) -> Plan:
     group = named_group(pq)
     if group is not None:  # "last set of vitals", "were vitals stable": the group of results is the item
         pq.entity = group
+    if (yield from plan_each_analyte(pq)):  # "were vitals stable": each vital sign's own trend
+        return
     kind = note_kind_question(pq)
     if kind is not None:  # "date of last d/c summary?", "last CXR impression?": the notes of that kind answer
         if (yield from plan_note_kind(pq, kind)):
@@ -765,6 +768,10 @@ def plan_value(pq: ParsedQuestion) -> Plan:
                 continue
             h = filtered.get("handle") or h
         row = _row((yield ("get_by_index", {"records": h, "index": index})))
+        if view == "encounter":  # a visit carries no value: its day is the answer ("last annual exam?")
+            answers.append(_row_time(row))
+            parts.append(f"{label(row, pq.entity)} was on {_day(_row_time(row))}")
+            continue
         value, unit = _row_value(view, row)
         answers.append(value)
         parts.append(f"{row.get(name_field(view)) or pq.entity}: {_shown(row, value, unit)} on {_day(_row_time(row))}")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Generator
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -128,9 +129,12 @@ def plan_summary(pq: ParsedQuestion) -> Plan:
     if person.get("count"):
         row = plans._row((yield ("get_by_index", {"records": person["handle"], "index": 0, "order_by": "birth_date"})))
         who = [str(row["name"])] if row.get("name") else []
+        # a death recorded after the question's instant has not happened yet for the asker
+        death = plans._instant(row.get("deceased_time"))
+        died = death is not None and (pq.now is None or death <= pq.now)
         if row.get("birth_date"):
             args: dict[str, Any] = {"start": row["birth_date"], "unit": "years"}
-            if row.get("deceased_time"):
+            if died:
                 args["end"] = row["deceased_time"]
             age = yield ("calculate_time_offset", args)
             if age.get("value") is not None:
@@ -138,7 +142,7 @@ def plan_summary(pq: ParsedQuestion) -> Plan:
             who.append(f"born {plans._day(str(row['birth_date']))}")
         elif row.get("gender"):
             who.append(str(row["gender"]))
-        if row.get("deceased_time"):
+        if died:
             who.append(f"died {plans._day(str(row['deceased_time']))}")
         if who:
             lines.append(", ".join(who))
@@ -159,14 +163,15 @@ def plan_summary(pq: ParsedQuestion) -> Plan:
     encounters = yield ("get_resources", {"view": "encounter"})
     if encounters.get("count"):
         last = plans._row((yield ("get_by_index", {"records": encounters["handle"], "index": -1})))
-        lines.append(f"Last encounter: {_visit(last)}")
         stays = yield ("filter_by_value", {"records": encounters["handle"], "op": "==", "value": "IMP",
                                            "field": "class_code"})
-        if stays.get("count"):
-            stay = plans._row((yield ("get_by_index", {"records": stays["handle"], "index": -1})))
-            lines.append(f"Last admission: {_visit(stay)}")
+        stay = plans._row((yield ("get_by_index", {"records": stays["handle"], "index": -1}))) if stays.get("count") else None
+        if stay is not None and stay.get("ref") == last.get("ref"):
+            word = "Current admission" if _ongoing(stay, pq) else "Last admission"
+            lines.append(f"{word} (the last encounter): {_visit(stay, pq)}")
         else:
-            lines.append("Last admission: none recorded")
+            lines.append(f"Last encounter: {_visit(last, pq)}")
+            lines.append(f"Last admission: {_visit(stay, pq)}" if stay is not None else "Last admission: none recorded")
     if not lines:
         yield plans.final([], "The record holds nothing to summarize for this patient.", status="no-data")
         return
@@ -188,14 +193,26 @@ def _vitals_word() -> str:
     return str(_words().get("vitals_item") or "vitals")
 
 
-def _visit(row: dict[str, Any]) -> str:
-    """"Encounter for check up (ambulatory), 2021-02-15 to 2021-02-15, reason: …": one encounter as a summary line."""
+def _ongoing(row: dict[str, Any], pq: ParsedQuestion) -> bool:
+    """Whether the encounter had not ended by the question's instant (no end, or an end after it)."""
+    from fhirqa.agent.backends.offline import plans
+
+    end = plans._instant(row.get("end_time"))
+    return end is None or (pq.now is not None and end > pq.now)
+
+
+def _visit(row: dict[str, Any], pq: ParsedQuestion) -> str:
+    """"Encounter for check up (ambulatory), 2021-02-15, reason: …, Dr. …": one encounter as a summary line; a stay
+    not over by the question's instant is "since <day> (in progress)"."""
     from fhirqa.agent.backends.offline import plans
 
     name = row.get("type_name") or row.get("class_name") or "encounter"
     kind = f" ({row['class_name']})" if row.get("class_name") and row.get("type_name") else ""
     start, end = plans._day(row.get("start_time")), row.get("end_time")
-    span = f" {start}" + (f" to {plans._day(end)}" if end and plans._day(end) != start else "")
+    if _ongoing(row, pq) and row.get("class_code") == "IMP":
+        span = f" since {start} (in progress)"
+    else:
+        span = f" {start}" + (f" to {plans._day(end)}" if end and plans._day(end) != start else "")
     reason = f", reason: {row['reason_name']}" if row.get("reason_name") else ""
     who = f", {row['practitioner']}" if row.get("practitioner") else ""
     return f"{name}{kind},{span}{reason}{who}"
@@ -342,14 +359,23 @@ def named_group(pq: ParsedQuestion) -> str | None:
 
 @lru_cache(maxsize=64)
 def visit_type_codes(phrase: str) -> tuple[str, ...]:
-    """The encounter type codes (``lexicon/encounters.json`` ``types``) a visit phrase names, or ()."""
-    text = _plain(phrase)
-    if not text:
+    """The encounter type codes (``lexicon/encounters.json`` ``types``) a visit phrase names, or ().
+
+    Words that only say it is a visit (``visit_nouns``: "visit", "appointment"…) are not compared: the parser keeps
+    "sick" of "sick visit", the lexicon writes "sick visit".
+    """
+    data = lexicon_file("encounters.json")
+    generic = set(data.get("visit_nouns") or [])
+
+    def key(text: str) -> frozenset[str]:
+        return frozenset(w for w in _plain(text).split() if w not in generic)
+
+    asked = key(phrase)
+    if not asked:
         return ()
     codes: list[str] = []
-    for kind in lexicon_file("encounters.json").get("types") or []:
-        names = [kind.get("term", ""), *kind.get("aliases", [])]
-        if any(_plain(n) == text for n in names if n):
+    for kind in data.get("types") or []:
+        if any(key(n) == asked for n in [kind.get("term", ""), *kind.get("aliases", [])] if n):
             codes.extend(str(c) for c in kind.get("type_codes") or [])
     return tuple(dict.fromkeys(codes))
 
@@ -407,3 +433,69 @@ def as_written(term: str, question: str) -> str:
     pattern = r"\s+".join(re.escape(w) for w in term.split())
     found = re.search(rf"(?<!\w){pattern}(?!\w)", question, re.IGNORECASE)
     return found.group(0) if found else term
+
+
+# --- "were vitals stable", "lipid panel trend": one answer per analyte of a group ------------------------
+
+# Intents that compute over one analyte's series: over a group of results each analyte is its own series (a heart
+# rate and a weight are never one trend).
+PER_ANALYTE_INTENTS = frozenset({"trend", "change", "aggregate"})
+# Analytes one answer computes (each costs a handful of tool calls, and a question has a bounded number of rounds).
+MAX_ANALYTES = 8
+
+
+def names_a_group(entity: str) -> bool:
+    """Whether ``entity`` names a group of results: an item_groups.json group, or a lexicon group of tests ("CBC")."""
+    text = _plain(entity)
+    if not text:
+        return False
+    if any(re.search(_phrase_pattern(spec.get("words") or []), text) for spec in _groups().values()):
+        return True
+    from fhirqa.agent.lexicon import Lexicon
+
+    try:
+        return any(e.source == "lab_class" for e in Lexicon.load().expand(entity))
+    except (OSError, ValueError):
+        return False
+
+
+def plan_each_analyte(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], bool]:
+    """A trend, change or extreme of a group ("were vitals stable", "lipid panel trend"): the intent's own plan for
+    each analyte of the group, one line each (never one series across analytes); False (nothing answered) when the
+    entity names one analyte. The window is placed once (a stay, an event) and shared by every analyte."""
+    from fhirqa.agent.backends.offline import plans
+
+    if pq.intent not in PER_ANALYTE_INTENTS or not names_a_group(pq.entity):
+        return False
+    found = yield ("get_resources", {"view": "observation", "item": pq.entity, "numeric": True})
+    if not found.get("count"):
+        return False
+    placed = yield from plans.windowed(pq, found["handle"])
+    if placed.get("no_stay") or placed.get("no_anchor"):
+        return False  # the intent's plan says which event is missing
+    held = placed if placed.get("count") else found
+    analytes = plans.item_groups(list(held.get("items") or []))
+    if len(analytes) < 2:
+        return False
+    planner = plans._PLANS[pq.intent]
+    answered: list[str] = []
+    unanswered: list[str] = []
+    answers: list[Any] = []
+    for names in analytes[:MAX_ANALYTES]:
+        got = yield from _run(planner(replace(pq, entity=names[0], notes=[])))
+        if got is None:
+            continue
+        line = str(got.get("text", "")).rstrip(".")
+        if got.get("status", "answered") == "answered":
+            answers.extend(got.get("answer") or [])
+            answered.append(line)
+        else:
+            unanswered.append(line)
+    left = len(analytes) - MAX_ANALYTES
+    more = f" ({left} more analytes not shown: ask for one by name)" if left > 0 else ""
+    if answered:
+        text = "; ".join(answered) + (f". Not computable: {'; '.join(unanswered)}" if unanswered else "")
+        yield ("final_answer", {"answer": answers, "text": text + more + ".", "status": "answered"})
+    else:
+        yield ("final_answer", {"answer": [], "text": "; ".join(unanswered) + more + ".", "status": "no-data"})
+    return True
