@@ -45,6 +45,9 @@ RESOURCE_TYPES = [
     "CarePlan",
     "Goal",
     "ImagingStudy",
+    "Practitioner",
+    "Organization",
+    "ExplanationOfBenefit",
 ]
 VIEWS = [
     "patient",

@@ -218,7 +218,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     text = _protect_terms(text)
     rest = text
 
-    if _parse_lookup(pq, text):
+    if _parse_lookup(pq, text, names):
         return pq
 
     # "LDL before vs after starting the statin", "from the last one before simva to the first one after": the
@@ -592,7 +592,9 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
             re.search(r"\bever\b|\bat any (?:point|time)\b|\banytime\b", text)
             and not re.search(r"\b(?:value|what|which|first|last|latest|result|reading)\b", text)) or (
             (_ON_FILE.search(text) or re.search(r"^(?!.*\b(?:of|for)\b)\S+(?:\s+\S+){0,3}\s+(?:hx|history)$", text))
-            and not re.search(_VALUE_CUES, text)):
+            and not re.search(_VALUE_CUES, text)) or re.search(
+            # "c-scope done?", "DEXA performed?": a terse yes/no about whether it was ever done
+            r"^(?!.*\b(?:what|when|which|who|how|where|why|last|latest)\b)\S+(?:\s+\S+){0,4}\s+(?:done|performed)$", text):
         # "obesity on her history?", "CKD in his hx?": a terse yes/no about the record
         pq.intent = "exists"
         return
@@ -1032,15 +1034,17 @@ def _frame_findings() -> tuple[frozenset[str], str] | None:
     return frozenset(data.get("frame_words_as_findings", [])), data.get("notes_asked", r"(?!)")
 
 
-def _parse_lookup(pq: ParsedQuestion, text: str) -> bool:
-    """Patient lookup by name and birth date ("patient id for Ana Díaz, born 1970-03-02")."""
+def _parse_lookup(pq: ParsedQuestion, text: str, own: tuple[str, ...] = ()) -> bool:
+    """Patient lookup by name and birth date ("patient id for Ana Díaz, born 1970-03-02"); the name of the patient
+    asked about is no lookup ("any flu vaccine on record for Evelyn?")."""
+    named = re.search(r"\brecord (?:for|of) ([A-ZÀ-ÖØ-Þ][\w'\-]*)", pq.text)
     m = re.search(
         r"\b(?:patient (?:id|identifier)|id of|which patient|find (?:the )?patient|look ?up|identify (?:the )?patient|"
         r"patient named|(?:mrn|id) (?:for|of))\b|^find\b(?=.*\b(?:born|dob|id|mrn|patient)\b)|"
         r"\b(?:pull|bring|look|call) up (?:the |a )?(?:chart|record|file)s? (?:for|of)\b(?=.*\b(?:born|dob|d\.o\.b)\b)|"
         r"\b(?:chart|record|file) (?:for|of)\b(?=.*\b(?:born|dob|d\.o\.b)\b)",
         text,
-    ) or re.search(r"\brecord (?:for|of) [A-ZÀ-ÖØ-Þ]", pq.text) or (
+    ) or (named and named.group(1).lower().removesuffix("'s") not in {n.lower() for n in own}) or (
         re.search(r"\b(?:id|identifier|mrn)\b", text) and re.search(DATE, text) and re.search(r"[A-ZÀ-ÖØ-Þ][a-zà-ÿ]+", pq.text))
     if not m:
         return False
@@ -1424,8 +1428,10 @@ def _event_date(pq: ParsedQuestion, text: str) -> None:
     visit = bool(pq.encounter_class) and not pq.entity and set(pq.hinted) <= {"encounter"}
     nouns = (words.get("event_nouns") or {}).get(pq.lexicon_views[0] if pq.lexicon_views else "", [])
     named = bool(nouns) and re.search(rf"\b(?:{_alternation(nouns)})\b", text) is not None  # "last Rx for naproxen?"
+    # "last tetanus (Td) shot?": an item the lexicon does not know, of a kind the question's words hint at
+    kind = pq.lexicon_views[:1] or (pq.hinted[:1] if pq.entity else [])
     if pq.intent != "value" or pq.unit_asked or pq.yes_no or pq.window is not None or not (visit or named or (
-            pq.lexicon_views[:1] and pq.lexicon_views[0] in words.get("views", []))):
+            kind and kind[0] in words.get("views", []))):
         return
     if not re.search(r"\b(?:last|latest|most recent|recent|first|earliest|initial|1st)\b", text):
         return

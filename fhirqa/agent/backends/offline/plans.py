@@ -24,7 +24,7 @@ from fhirqa.agent.backends.offline.event_window_plan import condition_onset
 from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
-from fhirqa.agent.backends.offline.records_plan import plan_records
+from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
 from fhirqa.agent.backends.offline.summary_plan import (
     any_records_view,
@@ -529,7 +529,9 @@ def plan(pq: ParsedQuestion) -> Plan:
     # a visit's note named ("was imaging mentioned in the Jan 7 note?") is a question about the note, not the records
     # "NKDA?" / "no known drug allergies?" is a yes/no about the allergy list's categories, not a list of one kind
     absent = pq.intent == "active_list" and pq.aggregate == "absent"
-    routed = record_route(pq) if note_visit(pq) is None and note_value(pq) is None and not absent else None
+    routed = record_route(pq) if not absent else None
+    if routed is not None and not routed.over_notes and (note_visit(pq) is not None or note_value(pq) is not None):
+        routed = None  # a visit's note is asked about; a coded fact of the visit (its reason, who saw) is not
     if routed is not None:  # care plans, goals, imaging: records whose parts are rows (a plan is one ref)
         if (yield from plan_records(pq, routed)):
             return
@@ -750,6 +752,9 @@ def plan_value(pq: ParsedQuestion) -> Plan:
         yield got
         return
     view, handle, found = got.view, got.handle, got.found
+    if not pq.entity and view in ("immunization", "procedure", "imaging"):  # "last immunization?": one day's doses
+        yield from plan_latest_of_kind(pq, view, handle)
+        return
     how = str(found.get("resolved_by", ""))
     # Names one lexicon concept resolved to are one analyte ("WBC Auto" and "Leukocytes … Automated count");
     # a panel's components are several (systolic, diastolic), and so are a lab group's member tests ("CBC")
