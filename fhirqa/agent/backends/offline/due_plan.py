@@ -27,41 +27,45 @@ def _words() -> dict[str, Any]:
 
 
 def due_question(pq: ParsedQuestion) -> str | None:
-    """The item a "due for" question names, or None for other questions (or when it names nothing)."""
+    """The item a "due for" question names ("" when it names only a kind: "any vaccines due?"), or None for other
+    questions."""
     words = _words()
     text = pq.text.lower()
     if not any(re.search(p, text) for p in words.get("patterns", [])):
         return None
     filler = "|".join(re.escape(w) for w in words.get("filler", []))
     item = re.sub(rf"(?<![\w-])(?:{filler})(?![\w-])", " ", pq.entity, flags=re.IGNORECASE)
-    item = re.sub(r"\s+", " ", item).strip()
-    return item or None
+    return re.sub(r"\s+", " ", item).strip()
 
 
 def plan_due(pq: ParsedQuestion, item: str) -> Generator[Call, dict[str, Any], None]:
-    """The last time ``item`` was given or done, and that the record holds no schedule to decide "due" from."""
-    from fhirqa.agent.backends.offline.plans import _ambiguous, _day, _row, _row_time, final, find_records
+    """The last time ``item`` (or the last of the kind the question names) was given or done, as "when was the last
+    <item>?" answers it, said with how long ago and that the record holds no schedule to decide "due" from."""
+    from fhirqa.agent.backends.offline.parser import parse
+    from fhirqa.agent.backends.offline.plans import final, plan
 
-    located = yield from find_records(pq, entity=item)
-    if located is None:
-        yield final([], f"The record holds no {item} at all, and no schedule to say when one is due.", status="no-data")
+    kinds = _words().get("kind_words") or {}
+    asked = item or next((kinds[v] for v in pq.hinted if v in kinds), "")
+    if not asked or pq.now is None:
+        yield final([], "The record holds no schedule to decide what is due, and the question names nothing to look "
+                        "up.", status="no-data")
         return
-    view, found = located
-    if found.get("ambiguous"):
-        yield _ambiguous(found, item)
+    steps = plan(parse(f"when was the last {asked}?", pq.now))
+    result: Any = None
+    while True:
+        try:
+            name, args = steps.send(result)
+        except StopIteration:
+            return
+        if name == "final_answer":
+            break
+        result = yield (name, args)
+    if args.get("status", "answered") != "answered" or not args.get("answer"):
+        yield final([], f"{str(args.get('text') or '').rstrip()} The record holds no schedule to say when {asked} is due.",
+                    status=args.get("status") or "no-data")
         return
-    last = yield ("get_by_index", {"records": found["handle"], "index": -1})
-    row = _row(last)
-    when = _row_time(row)
-    if not when:
-        yield final([], f"The record's {item} has no date, and the record holds no schedule to say when one is due.",
-                    status="no-data")
-        return
-    args: dict[str, Any] = {"start": when, "unit": "days"}
-    if pq.now is not None:
-        args["end"] = pq.now.isoformat()
-    ago = yield ("calculate_time_offset", args)
-    name = next((row.get(k) for k in ("vaccine_name", "name", "medication_name") if row.get(k)), None) or item
-    elapsed = f" ({ago['value']} days ago)" if ago.get("value") is not None else ""
-    yield final([_day(when)], f"The record holds no schedule to decide whether it is due; the last {name} was on "
-                              f"{_day(when)}{elapsed}.")
+    last = str(args["answer"][0])
+    ago = yield ("calculate_time_offset", {"start": last, "end": pq.now.isoformat(), "unit": "days"})
+    elapsed = f" ({ago['value']} days before now)" if ago.get("ok", True) and ago.get("value") is not None else ""
+    said = str(args.get("text") or "").rstrip(". ")
+    yield final(list(args["answer"]), f"The record holds no schedule to decide whether it is due. {said}{elapsed}.")
