@@ -111,6 +111,9 @@ def _counts_kind(question: str, kind: str) -> bool:
                 k = re.search(p, rest)
                 if k and len(rest[:k.start()].split()) <= 2:
                     return True
+                # "echo count?", "CXR count this admit": the kind just before the count word
+                if any(not q[b.end():m.start()].strip() for b in re.finditer(p, q[:m.start()])):
+                    return True
     return False
 
 

@@ -61,7 +61,23 @@ def read_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> 
     """The shared parser's reading of ``question``, adjusted for relational EHRs (see the module docstring)."""
     pq = parse_fresh(question, now.isoformat(), " ".join(names))  # the FHIR path's reading (context lead-ins too)
     _icu_stay(pq)
+    _any_started(pq)
     return pq
+
+
+def _any_started(pq: ParsedQuestion) -> None:
+    """"any new meds since admit?", "any new meds in the last 30 days?": a yes/no about starts in a window, with no
+    item named, asks what was started there (the list, empty when nothing was), as "new meds since admission?" does."""
+    from fhirqa.agent.backends.offline.parser import _says_started
+
+    window = pq.window
+    placed = window is not None and (window.start is not None or window.anchor in STAY_ANCHORS)
+    if pq.intent != "exists" or pq.entity or not placed or not _says_started(pq.text.lower()):
+        return
+    kinds = ("medication", "condition", "procedure", "immunization")
+    view = next((v for v in pq.hinted if v in kinds), "medication")
+    pq.intent, pq.aggregate = "list_items", "started"
+    pq.views = [view, *(v for v in pq.views if v != view)]
 
 
 def _icu_stay(pq: ParsedQuestion) -> None:

@@ -81,6 +81,16 @@ def test_new_meds_since_admission_are_the_drugs_first_ordered_in_the_stay(mimic)
     assert ask("what meds were started in the last 60 days?", mimic).answer == ["Metoprolol Tartrate"]
 
 
+def test_any_new_meds_asks_for_them_too(mimic):
+    assert ask("any new meds this admit?", mimic, now="2164-10-30T12:00:00Z").answer == ["Heparin", "Vancomycin"]
+
+
+def test_an_order_dated_by_its_day_only_belongs_to_the_stay_begun_that_day(mimic):
+    # PRESCRIPTIONS STARTDATE 2164-10-23 00:00; the stay began at 16:43 (ED) that day
+    answer = ask("any heparin this admission?", mimic, now="2164-10-30T12:00:00Z")
+    assert answer.answer == [True], answer.text
+
+
 def test_a_drug_ordered_before_the_window_is_a_renewal_not_a_start(mimic):
     answer = ask("meds started since 10/25/2164?", mimic, now="2164-10-30T12:00:00Z")
     assert answer.answer == [] and "renewed" in answer.text and "Vancomycin" in answer.text, answer.text
@@ -91,7 +101,7 @@ def test_a_count_of_studies_counts_the_reports_of_that_kind_in_the_latest_admiss
     # the latest admission is 155555, though the latest dated note (the addendum) belongs to 142345
     assert cxr.answer == [1] and [e.ref for e in cxr.evidence] == ["noteevents/6"], cxr.text
     assert ask("# ECGs this admit?", mimic).answer == [1]  # the admission-day ECG dated by its day only
-    assert ask("how many echos has he had?", mimic).answer == [1]
+    assert ask("how many echos has he had?", mimic).answer == [1] and ask("echo count?", mimic).answer == [1]
     assert ask("how many chest x-rays has he had?", mimic).answer == [3]
 
 
