@@ -203,6 +203,9 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     for name in names:
         if len(name) > 1:
             text = re.sub(rf"\b{re.escape(name.lower())}(?:'s|s')?(?=\W|$)", " the patient ", text)
+    text = _PAREN_GLOSS.sub(_narrow_gloss, text)
+    if (family := _family_subject()) is not None:
+        text = family.sub(" the patient ", text)  # "my son's last well child visit": the patient, not an item word
     text = re.sub(r"\s+", " ", text).strip()
     for phrase, means in _aggregate_terms():
         text = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", means, text)  # "Tmax" = max temperature
@@ -433,6 +436,8 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     diagnosed = re.search(r"\bdx\b|\bdiagnos\w*|\bonset\b", text) and not re.search(r"\b(?:last|latest|most recent|recent)\b", text)
     pq.position = "first" if first or diagnosed else "last"
     if pq.intent == "after_drug":
+        if (extreme := _aggregate(text)) in ("max", "min"):
+            pq.aggregate = extreme  # "the lowest TG since I started the statin": an extreme after the start
         return
 
     if re.search(r"\b(?:blood ?work|blood tests?|labs?|lab work|lab tests?|lab results?)\b", text) and not re.search(
@@ -520,7 +525,7 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         return
     if re.search(r"^(?:(?:the|her|his|my|their|(?:the )?(?:patient|pt)'?s)\s+)?(?:home\s+|current\s+|active\s+)?(?:meds|medications|med list|rx)\s+"
                  r"(?:currently\s+|still\s+|now\s+)?(?:active|current)\W*$|"
-                 r"^(?:what|which)\s+(?:meds?\s+|medications\s+|drugs\s+)?(?:is|are)\s+(?:the patient|she|he|they|pt|the pt)\s+on\s+"
+                 r"^(?:what|which)\s+(?:meds?\s+|medications\s+|medicines?\s+|drugs\s+)?(?:is|are|am)\s+(?:the patient|she|he|they|pt|the pt|i|we)\s+on\s+"
                  r"(?:right now|now|currently|at present|today|at the moment)\W*$", text):
         _active_list(pq, "medication")  # "home meds currently active?", "what is Barbara on right now?": the list
         return
@@ -558,13 +563,13 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
                  r"^(?:the |her |his |my )?(?:conditions|problems|diagnoses)\b.*\b(?:right now|currently|now|at present)\b", text):
         _active_list(pq, "condition")
         return
-    if re.search(r"\brx list\b|\bactive rx\b|\bprescription list\b|\bmed(?:ication)?s? list\b|\bprescribed (?:right )?now\b|\b(?:on|prescribed) currently\b|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b|"
+    if re.search(r"\brx list\b|\bactive rx\b|\bprescription list\b|\bmed(?:ication)?s? list\b|\bprescribed (?:right )?now\b|\b(?:on|prescribed) currently\b|\bcurrently (?:prescribed|taking)\W*$|\btaking (?:right )?now\b|\b(?:what|which)\b.*\b(?:is|am|are)\b.*\btaking\b|\bcurrent (?:meds|medications)\b|"
                  r"^(?:\S+\s+)?(?:meds|medications|rx)\s+(?:right\s+)?(?:now|currently|today|at present)$", text):
         _active_list(pq, "medication")
         return
     # "active medical conditions", "which of her prescriptions are still active?"
     active = re.search(r"\b(?:active|current|ongoing|present)\s+(?:(?:medical|health|chronic|clinical)\s+)?(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions?|allergies|drugs)\b|"
-                       r"\b(?:what|which|list)\b.*\b(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions|drugs|allergies)\b.*\b(?:active|currently|taking|on|have|has|had)\b", text)
+                       r"\b(?:what|which|list)\b.*\b(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions|drugs|allergies)\b.*\b(?:active|currently|taking|on|have|has|had|treated for)\b", text)
     if active and not re.search(r"\bhow many\b", text):
         kind = (active.group(1) or active.group(2) or "").rstrip("s")
         pq.intent = "active_list"
@@ -1359,6 +1364,29 @@ def _lay_items() -> tuple[tuple[str, str], ...]:
     """(phrase, means) of ``question_words.json`` ``lay_items``, longest phrase first."""
     entries = (_question_words().get("lay_items") or {}).get("entries", [])
     return tuple(sorted(((e["phrase"].lower(), e["means"]) for e in entries), key=lambda pm: len(pm[0]), reverse=True))
+
+
+_PAREN_GLOSS = re.compile(r"(?<=\w)\s*\(([^()]{1,40})\)")
+
+
+def _narrow_gloss(m: re.Match[str]) -> str:
+    """"hemoglobin (blood count)", "top number (BP)": a gloss naming a group or panel the item belongs to is dropped,
+    so the item written before it stays the one asked; a gloss naming one item ("sugar test (the A1c)") is kept."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    inner = re.sub(r"^(?:the|a|an|my|her|his)\s+", "", m.group(1).strip())
+    readings = Lexicon.load().expand(inner) if inner else []
+    broad = any(e.source == "lab_class" or e.detail.get("components") or e.detail.get("group") for e in readings)
+    return " " if broad else m.group(0)
+
+
+@lru_cache(maxsize=1)
+def _family_subject() -> re.Pattern[str] | None:
+    """"my daughter", "my son's": a parent naming the patient (``patient_voice.json`` ``family_subjects``)."""
+    from fhirqa.project import lexicon_file
+
+    words = (lexicon_file("patient_voice.json").get("family_subjects") or {}).get("words") or []
+    return re.compile(rf"\b(?:my|our)\s+(?:{_alternation(words)})(?:'s|s')?(?=\W|$)") if words else None
 
 
 @lru_cache(maxsize=1)

@@ -18,9 +18,11 @@ from fhirqa.agent.backends.offline.class_note_plan import class_note, with_note
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
 from fhirqa.agent.backends.offline.culture_plan import culture_question, plan_cultures
+from fhirqa.agent.backends.offline.direction_plan import direction_question, plan_direction
 from fhirqa.agent.backends.offline.dose_status_plan import not_given_question, plan_not_given
 from fhirqa.agent.backends.offline.due_plan import due_question, plan_due
 from fhirqa.agent.backends.offline.event_window_plan import condition_onset
+from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_growth
 from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
@@ -37,6 +39,7 @@ from fhirqa.agent.backends.offline.summary_plan import (
     with_visit_codes,
 )
 from fhirqa.agent.backends.offline.timephrases import Anchor, Window, anchor_words
+from fhirqa.agent.backends.offline.visit_plan import plan_visit, visit_question
 from fhirqa.agent.catalog import UnknownView, view_info
 from fhirqa.agent.resolver import core_name
 from fhirqa.agent.tools.localtime import day_end, day_start, pinned
@@ -507,6 +510,18 @@ def plan(pq: ParsedQuestion) -> Plan:
     if group is not None:  # "last set of vitals", "were vitals stable": the group of results is the item
         pq.entity = group
     if (yield from plan_each_analyte(pq)):  # "were vitals stable": each vital sign's own trend
+        return
+    growth = growth_question(pq)
+    if growth is not None:  # "how much did she weigh at 11?", "how much has he grown?": the growth chart's reading
+        yield from plan_growth(pq, growth)
+        return
+    visit = visit_question(pq)
+    if visit is not None:  # "what did they diagnose me with in the ER?", "checkups since my last ER visit?"
+        yield from plan_visit(pq, visit)
+        return
+    direction = direction_question(pq)
+    if direction is not None:  # "did my A1c go up since last time?", "has my BMI gotten higher or lower?": two values
+        yield from plan_direction(pq, direction)
         return
     kind = note_kind_question(pq)
     if kind is not None:  # "date of last d/c summary?", "last CXR impression?": the notes of that kind answer
@@ -1243,9 +1258,13 @@ def plan_after_drug(pq: ParsedQuestion) -> Plan:
     if not after.get("count"):
         yield final([], f"No {pq.entity} after {drug_name} was started on {_day(started)}.", status="no-data")
         return
-    row = _row((yield ("get_by_index", {"records": after["handle"], "index": 0 if pq.position == "first" else -1})))
+    if pq.aggregate in ("max", "min"):  # "the lowest TG since I started the statin": the extreme after the start
+        row = _row((yield ("find_extreme", {"records": after["handle"], "mode": pq.aggregate})))
+        word = "highest" if pq.aggregate == "max" else "lowest"
+    else:
+        row = _row((yield ("get_by_index", {"records": after["handle"], "index": 0 if pq.position == "first" else -1})))
+        word = "first" if pq.position == "first" else "most recent"
     value, unit = _row_value(view, row)
-    word = "first" if pq.position == "first" else "most recent"
     yield final([value], f"The {word} {label(row, pq.entity)} after {drug_name} started on {_day(started)} was "
                 f"{_with_unit(value, unit)} on {_day(row.get('time'))}.", unit=unit)
 

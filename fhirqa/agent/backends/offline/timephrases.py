@@ -554,6 +554,11 @@ def _calendar_window(text: str, now: datetime) -> TimeMatch | None:
         return TimeMatch(Window(_day_start(first), _day_end(last), f"in Q{q} {y}"), *quarter.span(), "quarter")
     if m := re.search(rf"\b(?:(?:so far\s+)?(?:in\s+|for\s+)?(?:the\s+)?){_alt(w['ytd_words'])}\b", text):
         return TimeMatch(Window(_day_start(date(now.year, 1, 1)), now, "year to date"), *m.span(), "ytd")
+    recent = w.get("recent_words") or {}
+    if recent.get("words") and (m := re.search(rf"\b{_alt(recent['words'])}\b", text)):
+        # "lately": a vague span, read as the past N months (the window is said in the answer)
+        months = int(recent.get("months", 6))
+        return TimeMatch(Window(shift(now, months, "months"), now, f"lately (the past {months} months)"), *m.span(), "relative")
     dated = (m := _BARE_DATE.search(text)) is not None and _span(m.groupdict()) is not None
     if dated:  # "febrile overnight per the 1/6 progress note": the written date names the day, not now
         return None

@@ -1,0 +1,170 @@
+"""Up/down questions as patients ask them: "did my A1c go up since last time?", "has my BMI gotten higher or lower in
+the past 2 years?", "did my kidney numbers get worse?", "are my kidneys getting worse compared to last time?".
+
+Definitions (docs/questions.md, "Patient and parent wording"):
+
+- **Since last time** (and "get worse / better" with no window): the latest result against the one before it.
+- **Over a window** ("in the past 2 years") without "since last time": the first and the last result in the window,
+  by the 5 % trend rule of the trend questions (increasing / decreasing / stable).
+- **A yes/no** ("did it go up?") answers whether it moved in the direction asked; **a choice** ("higher or lower?")
+  names the direction. "Worse" and "better" follow the item's polarity: a higher eGFR or HDL is better, a higher
+  creatinine, A1c, glucose, LDL, cholesterol, triglycerides or blood pressure is worse
+  (``lexicon/patient_voice.json`` ``direction``); an item with no polarity is answered with the direction, not a verdict.
+
+The answer always gives the two values and their days, so a patient sees what was compared.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from fhirqa.agent.backends.offline.parser import ParsedQuestion
+
+Call = tuple[str, dict[str, Any]]
+Plan = Generator[Call, dict[str, Any], None]
+
+
+@dataclass
+class Direction:
+    """What an up/down question asks."""
+
+    asked: str  # "up" | "down" | "worse" | "better" | "choice"
+    previous: bool  # compare the latest result with the one before it (else the window's first and last)
+    entity: str  # the item, without the direction words
+
+
+@lru_cache(maxsize=1)
+def _spec() -> dict[str, Any]:
+    from fhirqa.project import lexicon_file
+
+    return dict(lexicon_file("patient_voice.json").get("direction") or {})
+
+
+def _alt(words: list[str]) -> str:
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+
+
+def direction_question(pq: ParsedQuestion) -> Direction | None:
+    """The up/down question ``pq`` asks about one item, or None."""
+    spec = _spec()
+    if not spec or not pq.entity or pq.comparison is not None or pq.intent in (
+            "after_drug", "count", "aggregate", "time_of", "time_since", "threshold"):
+        return None
+    text = " ".join(re.sub(r"[?!,;()]", " ", pq.text.lower().replace("’", "'")).split())
+    if not re.match(r"^(?:did|has|have|is|are|was|were|do|does|am)\b", text) or re.search(r"\bhow (?:much|many)\b", text):
+        return None  # "how much did it go up" is a change; only yes/no and choice forms are directions
+    previous = re.search(rf"\b(?:{_alt(spec['previous'])})\b", text) is not None
+    found = {kind: m.start() for kind in ("worse", "better", "up", "down")
+             if (m := re.search(rf"\b(?:{_alt(spec[kind])})\b", text))}
+    if re.search(rf"\b(?:{_alt(spec['choice'])})\b", text) or {"up", "down"} <= set(found) or {"worse", "better"} <= set(found):
+        asked = "choice"  # "higher or lower?", "going up, going down or holding steady?": which way
+    elif found:
+        asked = min(found, key=lambda kind: found[kind])
+    else:
+        return None
+    if asked in ("worse", "better") and pq.window is None:
+        previous = True  # "did my kidney numbers get worse?": than the test before
+    if asked in ("up", "down") and not previous and pq.window is None:
+        return None  # "has his potassium risen?" without a span: the general trend plan reads it
+    words = [w for kind in ("up", "down", "worse", "better", "choice", "previous") for w in spec[kind]]
+    entity = re.sub(rf"\b(?:{_alt(words)})\b", " ", pq.entity.lower())
+    entity = re.sub(r"\b(?:gotten|getting|get|got|go|gone|going|been|compared|to|than|since|my|last|time|or|and)\b", " ", entity)
+    entity = " ".join(entity.split())
+    return Direction(asked, previous, entity) if entity else None
+
+
+def _polarity(name: str) -> str | None:
+    """"higher" when a higher value of ``name`` is better, "lower" when a lower one is, None when neither."""
+    lowered = name.lower()
+    for key, word in (("higher_is_better", "higher"), ("lower_is_better", "lower")):
+        if any(term in lowered for term in _spec().get(key, [])):
+            return word
+    return None
+
+
+def plan_direction(pq: ParsedQuestion, direction: Direction) -> Plan:
+    """Find the item's main series, compare the two results, answer the direction asked."""
+    from fhirqa.agent.backends.offline.plans import (
+        TREND_THRESHOLD,
+        _day,
+        _row,
+        _with_unit,
+        final,
+        find_records,
+        item_groups,
+        plan_trend,
+        windowed,
+    )
+
+    located = yield from find_records(pq, views=["observation"], entity=direction.entity, numeric=True)
+    if located is None:
+        yield final([], f"The record has no {direction.entity} results.", status="no-data")
+        return
+    _, found = located
+    groups = item_groups(found.get("items") or [])
+    handle = found["handle"]
+    how = str(found.get("resolved_by", ""))
+    one_concept = how.startswith("lexicon") and "components" not in how  # one code under several names is one test
+    if len(groups) > 1 and not one_concept:
+        # several analytes matched the words: the one measured most often
+        counts = []
+        for group in groups:
+            sub = yield ("get_resources", {"view": "observation", "item": group[0], "numeric": True})
+            counts.append((sub.get("count") or 0, sub.get("handle")))
+        handle = max(counts, key=lambda c: c[0])[1] or handle
+    if direction.asked == "choice" and not direction.previous:
+        # "has my BMI gotten higher or lower in the past 2 years?": the trend question's own reading (5 % rule)
+        pq.intent, pq.entity = "trend", direction.entity
+        yield from plan_trend(pq)
+        return
+    if not direction.previous:
+        filtered = yield from windowed(pq, handle)
+        handle = filtered.get("handle") or handle
+        if filtered.get("count") is not None and filtered["count"] < 2:
+            window = pq.window.label if pq.window else ""
+            yield final([], f"Fewer than two {direction.entity} results {window}: nothing to compare.", status="no-data")
+            return
+        before = _row((yield ("get_by_index", {"records": handle, "index": 0})))
+    else:
+        count = (yield ("count_values", {"records": handle})).get("count", 0)
+        if count < 2:
+            yield final([], f"Only one {direction.entity} result: nothing to compare it with.", status="no-data")
+            return
+        before = _row((yield ("get_by_index", {"records": handle, "index": -2})))
+    after = _row((yield ("get_by_index", {"records": handle, "index": -1})))
+    a, b = before.get("value"), after.get("value")
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        yield final([], f"The {direction.entity} results are not numbers to compare.", status="no-data")
+        return
+    name = after.get("name") or direction.entity
+    also = f" ({before.get('name')})" if before.get("name") and before.get("name") != name else ""
+    said = (f"{name} was {_with_unit(a, before.get('unit'))} on {_day(before.get('time'))}{also} and "
+            f"{_with_unit(b, after.get('unit'))} on {_day(after.get('time'))}")
+    span = "" if direction.previous else f" {pq.window.label}" if pq.window else ""
+    if not direction.previous:
+        relative = (b - a) / abs(a) if a else 0.0
+        trend = "increasing" if relative > TREND_THRESHOLD else "decreasing" if relative < -TREND_THRESHOLD else "stable"
+    else:
+        trend = "increasing" if b > a else "decreasing" if b < a else "stable"
+    moved = {"increasing": "up", "decreasing": "down"}.get(trend)
+    if direction.asked == "choice":
+        yield final([trend], f"{trend.capitalize()}{span}: {said}.")
+        return
+    if direction.asked in ("up", "down"):
+        yes = moved == direction.asked
+        yield final([yes], f"{'Yes' if yes else 'No'}: {said} ({'up' if b > a else 'down' if b < a else 'unchanged'}).")
+        return
+    polarity = _polarity(str(name))
+    if polarity is None:
+        yield final([trend], f"{trend.capitalize()}: {said}; whether that is better or worse depends on the test, "
+                    "so ask your care team.")
+        return
+    better = moved is not None and (moved == "up") == (polarity == "higher")
+    worse = moved is not None and not better
+    yes = worse if direction.asked == "worse" else better
+    verdict = "worse" if worse else "better" if better else "unchanged"
+    yield final([yes], f"{'Yes' if yes else 'No'}: {said}, {verdict} (for this test a {polarity} value is better).")

@@ -1,0 +1,154 @@
+"""Questions about one visit, or about visits since another: "what did they diagnose me with in the ER?", "what was
+my diagnosis at my last emergency room visit?", "how many checkups have I had since my last ER visit?".
+
+Definitions (docs/questions.md, "Patient and parent wording"):
+
+- **The diagnoses of a visit** are the conditions recorded with that encounter (``Condition.encounter``, the
+  condition view's ``encounter_ref``); when none is linked, the conditions whose onset falls on the visit's day.
+  The visit is the latest of the class named (the first when "first" is said).
+- **Visits of one kind since another** count the visits of the first kind that start strictly after the start of
+  the latest visit of the second kind. A check-up is an encounter whose type says so
+  (``lexicon/patient_voice.json`` ``checkup_types``); ER, hospital stays and the other classes are the encounter's
+  class, read by the parser's class words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from fhirqa.agent.backends.offline.parser import ParsedQuestion
+
+Call = tuple[str, dict[str, Any]]
+Plan = Generator[Call, dict[str, Any], None]
+
+_DIAGNOSIS = re.compile(r"\bdiagnos\w*|\bwhat (?:was|is) wrong\b|\bsay (?:was|is) wrong\b|\bwhat did (?:they|the \w+) "
+                        r"(?:find|say i had|say it was)\b")
+_FIRST = re.compile(r"\b(?:first|earliest|1st)\b")
+
+
+@dataclass
+class VisitQuestion:
+    """A question about the diagnoses of a visit ("dx"), or a count of visits since another ("since")."""
+
+    kind: str  # "dx" | "since"
+    visit_class: str | None  # the class of the visit asked about ("EMER"), or CHECKUP
+    anchor_class: str | None = None  # "since": the class of the anchoring visit
+
+
+CHECKUP = "CHECKUP"  # check-ups are found by their type's words, not a class
+
+
+def _text(question: str) -> str:
+    return " ".join(re.sub(r"[?!;()]", " ", question.lower().replace("’", "'")).split())
+
+
+def _visit_class(words: str) -> str | None:
+    """The class the words name: check-ups by type (CHECKUP), else the parser's encounter class."""
+    from fhirqa.agent.backends.offline.parser import _encounter_class
+
+    code = _encounter_class(words)
+    return CHECKUP if code == "WELLNESS" else code
+
+
+def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
+    """What ``pq`` asks about visits, or None when it is another question."""
+    text = _text(pq.text)
+    since = re.search(r"\bhow many (?P<what>[\w' -]+?) (?:have|has|did) .*\bsince (?:my|his|her|their|the) (?:last|latest|most "
+                      r"recent) (?P<anchor>[\w' -]+?)(?: visit| trip)?(?:\s*$|,)", text) or re.search(
+        r"\bsince (?:i|he|she|they) (?:was|were|went) (?:in|to|at) (?:the|an?) (?P<anchor>[\w' -]+?) (?:last|most recently)\b"
+        r",? how many (?P<what>[\w' -]+?) (?:have|has|did)\b", text)
+    if since:
+        what, anchor = _visit_class(since.group("what")), _visit_class(since.group("anchor"))
+        if what and anchor and what != anchor:
+            return VisitQuestion("since", what, anchor)
+        return None
+    if _DIAGNOSIS.search(text) and not re.search(r"\bwhen\b|\bhow (?:many|long|old)\b|\bever\b", text):
+        visit = _visit_class(text)
+        if visit is not None:
+            return VisitQuestion("dx", visit)
+    return None
+
+
+def plan_visit(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
+    """Answer a visit question with tool calls (the visit and every condition or visit counted are cited)."""
+    if asked.kind == "dx":
+        yield from _diagnoses(pq, asked)
+    else:
+        yield from _since(pq, asked)
+
+
+def _visits(pq: ParsedQuestion, visit_class: str | None) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+    """The encounters of a class (check-ups by type) before now: the result with ``handle`` and ``count``."""
+    from fhirqa.agent.backends.offline.growth_plan import checkup_visits
+    from fhirqa.agent.backends.offline.plans import _iso
+
+    if visit_class == CHECKUP:
+        found = yield from checkup_visits()
+    else:
+        found = yield ("get_resources", {"view": "encounter"})
+        if found.get("count") and visit_class:
+            found = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": visit_class,
+                                               "field": "class_code"})
+    if found.get("count") and pq.now is not None:
+        found = yield ("filter_by_date", {"records": found["handle"], "end": _iso(pq.now), "field": "start_time"})
+    return dict(found)
+
+
+def _label(visit_class: str | None) -> str:
+    return {"EMER": "emergency room", "IMP": "hospital", "AMB": "outpatient", "VR": "virtual", "HH": "home health",
+            CHECKUP: "check-up"}.get(visit_class or "", "")
+
+
+def _diagnoses(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
+    from fhirqa.agent.backends.offline.plans import _day, _row, final
+
+    visits = yield from _visits(pq, asked.visit_class)
+    what = _label(asked.visit_class)
+    if not visits.get("count"):
+        yield final([], f"The record has no {what} visit.", status="no-data")
+        return
+    first = _FIRST.search(_text(pq.text)) is not None
+    visit = _row((yield ("get_by_index", {"records": visits["handle"], "index": 0 if first else -1,
+                                          "order_by": "start_time"})))
+    day = _day(visit.get("start_time"))
+    conditions = yield ("get_resources", {"view": "condition"})
+    if not conditions.get("count"):
+        yield final([], f"No diagnosis is recorded for the {what} visit of {day}.", status="no-data")
+        return
+    linked = yield ("filter_by_value", {"records": conditions["handle"], "op": "==", "value": visit.get("ref"),
+                                        "field": "encounter_ref"})
+    how = "recorded with that visit"
+    if not linked.get("count"):
+        linked = yield ("filter_by_date", {"records": conditions["handle"], "start": day, "end": day, "field": "onset_time"})
+        how = "with an onset that day"
+    if not linked.get("count"):
+        yield final([], f"No diagnosis is recorded for the {what} visit of {day}.", status="no-data")
+        return
+    which = "first" if first else "last"
+    names = yield ("extract_field_value", {"records": linked["handle"], "field": "name"})
+    listed = list(dict.fromkeys(v["value"] if isinstance(v, dict) else v for v in names.get("values", [])))
+    yield final(listed, f"At your {which} {what} visit ({day}, {visit.get('type_name') or what}) the diagnoses "
+                f"{how}: {'; '.join(str(n) for n in listed)}.")
+
+
+def _since(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
+    from fhirqa.agent.backends.offline.plans import _day, _iso, _row, final
+
+    anchors = yield from _visits(pq, asked.anchor_class)
+    anchor_label, what = _label(asked.anchor_class), _label(asked.visit_class)
+    if not anchors.get("count"):
+        yield final([], f"The record has no {anchor_label} visit to count from.", status="no-data")
+        return
+    anchor = _row((yield ("get_by_index", {"records": anchors["handle"], "index": -1, "order_by": "start_time"})))
+    start = datetime.fromisoformat(str(anchor.get("start_time"))) + timedelta(seconds=1)  # strictly after it
+    visits = yield from _visits(pq, asked.visit_class)
+    count = 0
+    if visits.get("count"):
+        after = yield ("filter_by_date", {"records": visits["handle"], "start": _iso(start), "field": "start_time"})
+        count = int(after.get("count") or 0)
+    yield final([count], f"{count} {what} visit{'s' if count != 1 else ''} since your last {anchor_label} visit "
+                f"({_day(anchor.get('start_time'))}).")
