@@ -159,6 +159,18 @@ def test_worse_follows_the_tests_polarity_a_falling_egfr_is_worse():
     assert ask("are my kidneys getting better compared to last time?", ADULT_VIEWS)["answer"] == [False]
 
 
+def test_a_panel_is_compared_per_component_and_better_or_worse_is_a_verdict():
+    views = {**ADULT_VIEWS, "observation": [
+        *ADULT_VIEWS["observation"],
+        vital("s1", "Systolic Blood Pressure", 130.0, "mm[Hg]", "8480-6", "2023-05-01T09:10:00"),
+        vital("d1", "Diastolic Blood Pressure", 85.0, "mm[Hg]", "8462-4", "2023-05-01T09:10:00"),
+        vital("s2", "Systolic Blood Pressure", 124.0, "mm[Hg]", "8480-6", "2024-05-01T09:10:00"),
+        vital("d2", "Diastolic Blood Pressure", 88.0, "mm[Hg]", "8462-4", "2024-05-01T09:10:00")]}
+    got = ask("did my blood pressure go up since last time?", views)
+    assert sorted(got["answer"]) == [False, True] and "124" in got["text"] and "88" in got["text"]
+    assert ask("is my A1c better or worse than last time?", ADULT_VIEWS)["answer"] == ["better"]  # 6.4 → 6.1
+
+
 def test_a_direction_question_is_parsed_as_one_and_a_how_much_question_is_not():
     asked = direction_question(parse("has my BMI gotten higher or lower in the past 2 years?", NOW))
     assert asked is not None and asked.asked == "choice" and asked.entity == "bmi"

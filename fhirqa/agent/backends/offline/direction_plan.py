@@ -35,6 +35,7 @@ class Direction:
     asked: str  # "up" | "down" | "worse" | "better" | "choice"
     previous: bool  # compare the latest result with the one before it (else the window's first and last)
     entity: str  # the item, without the direction words
+    verdict: bool = False  # a choice between better and worse (not higher and lower)
 
 
 @lru_cache(maxsize=1)
@@ -74,7 +75,8 @@ def direction_question(pq: ParsedQuestion) -> Direction | None:
     entity = re.sub(rf"\b(?:{_alt(words)})\b", " ", pq.entity.lower())
     entity = re.sub(r"\b(?:gotten|getting|get|got|go|gone|going|been|compared|to|than|since|my|last|time|or|and)\b", " ", entity)
     entity = " ".join(entity.split())
-    return Direction(asked, previous, entity) if entity else None
+    verdict = asked == "choice" and bool({"worse", "better"} & set(found)) and not {"up", "down"} & set(found)
+    return Direction(asked, previous, entity, verdict) if entity else None
 
 
 def _polarity(name: str) -> str | None:
@@ -87,18 +89,9 @@ def _polarity(name: str) -> str | None:
 
 
 def plan_direction(pq: ParsedQuestion, direction: Direction) -> Plan:
-    """Find the item's main series, compare the two results, answer the direction asked."""
-    from fhirqa.agent.backends.offline.plans import (
-        TREND_THRESHOLD,
-        _day,
-        _row,
-        _with_unit,
-        final,
-        find_records,
-        item_groups,
-        plan_trend,
-        windowed,
-    )
+    """Find the item's series (each component of a panel: systolic and diastolic), compare the two results of
+    each, answer the direction asked."""
+    from fhirqa.agent.backends.offline.plans import final, find_records, item_groups, plan_trend
 
     located = yield from find_records(pq, views=["observation"], entity=direction.entity, numeric=True)
     if located is None:
@@ -106,65 +99,83 @@ def plan_direction(pq: ParsedQuestion, direction: Direction) -> Plan:
         return
     _, found = located
     groups = item_groups(found.get("items") or [])
-    handle = found["handle"]
     how = str(found.get("resolved_by", ""))
-    one_concept = how.startswith("lexicon") and "components" not in how  # one code under several names is one test
-    if len(groups) > 1 and not one_concept:
-        # several analytes matched the words: the one measured most often
+    handles = [found["handle"]]
+    if len(groups) > 1 and "components" in how:  # "blood pressure": the top and the bottom number, each
+        handles = []
+        for group in groups:
+            sub = yield ("get_resources", {"view": "observation", "item": group[0], "numeric": True})
+            if sub.get("count"):
+                handles.append(sub["handle"])
+    elif len(groups) > 1 and not how.startswith("lexicon"):
+        # several analytes matched the words (one code under several names is one test): the one measured most often
         counts = []
         for group in groups:
             sub = yield ("get_resources", {"view": "observation", "item": group[0], "numeric": True})
             counts.append((sub.get("count") or 0, sub.get("handle")))
-        handle = max(counts, key=lambda c: c[0])[1] or handle
-    if direction.asked == "choice" and not direction.previous:
+        handles = [max(counts, key=lambda c: c[0])[1] or found["handle"]]
+    if direction.asked == "choice" and not direction.previous and not direction.verdict and len(handles) == 1:
         # "has my BMI gotten higher or lower in the past 2 years?": the trend question's own reading (5 % rule)
         pq.intent, pq.entity = "trend", direction.entity
         yield from plan_trend(pq)
         return
+    answers, texts = [], []
+    for handle in handles:
+        got = yield from _compared(pq, direction, handle)
+        if isinstance(got, str):
+            yield final([], got, status="no-data")
+            return
+        answers.append(got[0])
+        texts.append(got[1])
+    yield final(answers, " ".join(texts))
+
+
+def _compared(pq: ParsedQuestion, direction: Direction, handle: str) -> Generator[Call, dict[str, Any], tuple[Any, str] | str]:
+    """(answer, sentence) for one series, or why it cannot be compared."""
+    from fhirqa.agent.backends.offline.plans import TREND_THRESHOLD, _day, _row, _with_unit, windowed
+
     if not direction.previous:
         filtered = yield from windowed(pq, handle)
         handle = filtered.get("handle") or handle
         if filtered.get("count") is not None and filtered["count"] < 2:
             window = pq.window.label if pq.window else ""
-            yield final([], f"Fewer than two {direction.entity} results {window}: nothing to compare.", status="no-data")
-            return
+            return f"Fewer than two {direction.entity} results {window}: nothing to compare."
         before = _row((yield ("get_by_index", {"records": handle, "index": 0})))
     else:
         count = (yield ("count_values", {"records": handle})).get("count", 0)
         if count < 2:
-            yield final([], f"Only one {direction.entity} result: nothing to compare it with.", status="no-data")
-            return
+            return f"Only one {direction.entity} result: nothing to compare it with."
         before = _row((yield ("get_by_index", {"records": handle, "index": -2})))
     after = _row((yield ("get_by_index", {"records": handle, "index": -1})))
     a, b = before.get("value"), after.get("value")
-    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
-        yield final([], f"The {direction.entity} results are not numbers to compare.", status="no-data")
-        return
+    if not isinstance(a, int | float) or not isinstance(b, int | float):
+        return f"The {direction.entity} results are not numbers to compare."
     name = after.get("name") or direction.entity
     also = f" ({before.get('name')})" if before.get("name") and before.get("name") != name else ""
     said = (f"{name} was {_with_unit(a, before.get('unit'))} on {_day(before.get('time'))}{also} and "
             f"{_with_unit(b, after.get('unit'))} on {_day(after.get('time'))}")
-    span = "" if direction.previous else f" {pq.window.label}" if pq.window else ""
-    if not direction.previous:
-        relative = (b - a) / abs(a) if a else 0.0
-        trend = "increasing" if relative > TREND_THRESHOLD else "decreasing" if relative < -TREND_THRESHOLD else "stable"
-    else:
+    relative = (b - a) / abs(a) if a else 0.0
+    if direction.previous:
         trend = "increasing" if b > a else "decreasing" if b < a else "stable"
+        change = ""
+    else:
+        trend = "increasing" if relative > TREND_THRESHOLD else "decreasing" if relative < -TREND_THRESHOLD else "stable"
+        change = f" ({relative:+.1%} {pq.window.label if pq.window else ''}; within ±{TREND_THRESHOLD:.0%} counts as stable)"
     moved = {"increasing": "up", "decreasing": "down"}.get(trend)
-    if direction.asked == "choice":
-        yield final([trend], f"{trend.capitalize()}{span}: {said}.")
-        return
+    polarity = _polarity(str(name))
+    better = moved is not None and polarity is not None and (moved == "up") == (polarity == "higher")
+    worse = moved is not None and polarity is not None and not better
+    verdict = "worse" if worse else "better" if better else "unchanged" if moved is None else None
+    if direction.asked == "choice" and not direction.verdict:
+        return trend, f"{trend.capitalize()}: {said}{change}."
     if direction.asked in ("up", "down"):
         yes = moved == direction.asked
-        yield final([yes], f"{'Yes' if yes else 'No'}: {said} ({'up' if b > a else 'down' if b < a else 'unchanged'}).")
-        return
-    polarity = _polarity(str(name))
-    if polarity is None:
-        yield final([trend], f"{trend.capitalize()}: {said}; whether that is better or worse depends on the test, "
-                    "so ask your care team.")
-        return
-    better = moved is not None and (moved == "up") == (polarity == "higher")
-    worse = moved is not None and not better
+        return yes, f"{'Yes' if yes else 'No'}: {said}{change}."
+    if verdict is None:
+        return trend, (f"{trend.capitalize()}: {said}{change}; whether that is better or worse depends on the test, "
+                       "so ask your care team.")
+    why = f" (for this test a {polarity} value is better)" if polarity else ""
+    if direction.asked == "choice":
+        return verdict, f"{verdict.capitalize()}: {said}{change}{why}."
     yes = worse if direction.asked == "worse" else better
-    verdict = "worse" if worse else "better" if better else "unchanged"
-    yield final([yes], f"{'Yes' if yes else 'No'}: {said}, {verdict} (for this test a {polarity} value is better).")
+    return yes, f"{'Yes' if yes else 'No'}: {said}{change}, {verdict}{why}."
