@@ -79,6 +79,13 @@ def direction_question(pq: ParsedQuestion) -> Direction | None:
     return Direction(asked, previous, entity, verdict) if entity else None
 
 
+def _is_panel(entity: str) -> bool:
+    """Whether the lexicon reads ``entity`` as a panel of components (blood pressure: systolic and diastolic)."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    return any(e.detail.get("components") for e in Lexicon.load().expand(entity))
+
+
 def _polarity(name: str) -> str | None:
     """"higher" when a higher value of ``name`` is better, "lower" when a lower one is, None when neither."""
     lowered = name.lower()
@@ -101,7 +108,7 @@ def plan_direction(pq: ParsedQuestion, direction: Direction) -> Plan:
     groups = item_groups(found.get("items") or [])
     how = str(found.get("resolved_by", ""))
     handles = [found["handle"]]
-    if len(groups) > 1 and "components" in how:  # "blood pressure": the top and the bottom number, each
+    if len(groups) > 1 and ("components" in how or _is_panel(direction.entity)):  # "blood pressure": each number
         handles = []
         for group in groups:
             sub = yield ("get_resources", {"view": "observation", "item": group[0], "numeric": True})
