@@ -45,6 +45,7 @@ class Growth:
     unit: str = "years"  # years | months (kind "age")
     direction: str | None = None  # "up" | "down": the verb asked (kind "gain")
     asked_unit: str | None = None  # "lb", "in" …: the unit the answer is asked in
+    since_checkup: bool = False  # "gained since her last checkup": from the check-up's measurement to the latest
 
 
 @lru_cache(maxsize=1)
@@ -89,7 +90,9 @@ def growth_question(pq: ParsedQuestion) -> Growth | None:
         if item == "Body Height" and re.search(r"\bweight\b", text):
             item = "Body Weight"
         counted = re.search(rf"\bhow many ({_words(list(_UNIT_WORDS))})\b", text)
-        return Growth(item, "gain", direction=gain, asked_unit=asked_unit or (_UNIT_WORDS[counted.group(1)] if counted else None))
+        since = re.search(rf"\bsince (?:my|his|her|their|the) (?:last|latest|most recent) (?:{_words(spec['checkup_words'])})\b", text)
+        return Growth(item, "gain", direction=gain, since_checkup=since is not None,
+                      asked_unit=asked_unit or (_UNIT_WORDS[counted.group(1)] if counted else None))
     item = _asked_item(text, named)
     age = _age(text.replace(unit_word.group(0), " ").strip() if unit_word else text, spec)
     if age is not None:
@@ -213,7 +216,7 @@ def _at_age(pq: ParsedQuestion, growth: Growth, handle: str) -> Plan:
     if before.get("count"):
         rows.append(_row((yield ("get_by_index", {"records": before["handle"], "index": -1}))))
     if not rows:
-        yield final([], f"No {growth.item} was measured within {reach.days} days of the {age} birthday "
+        yield final([], f"No {growth.item} was measured within {reach.days} days of the day the patient turned {age} "
                     f"({target.date()}).", status="no-data")
         return
 
@@ -222,7 +225,7 @@ def _at_age(pq: ParsedQuestion, growth: Growth, handle: str) -> Plan:
         return abs((when.replace(tzinfo=None) - target).total_seconds())
 
     row = min(rows, key=distance)
-    yield _value_final(growth, row, f"At {age} old,", f" (the measurement nearest the birthday of that age, {target.date()})")
+    yield _value_final(growth, row, f"At {age} old,", f" (the measurement nearest the day the patient turned {age}, {target.date()})")
 
 
 def checkup_visits() -> Generator[Call, dict[str, Any], dict[str, Any]]:
@@ -245,24 +248,33 @@ def checkup_visits() -> Generator[Call, dict[str, Any], dict[str, Any]]:
     return dict((yield ("combine_evidence", {"handles": handles})))
 
 
-def _at_checkup(pq: ParsedQuestion, growth: Growth, handle: str) -> Plan:
-    """The measurement taken at the latest check-up (linked to that encounter, else on its day)."""
-    from fhirqa.agent.backends.offline.plans import _day, _row, final
+def _checkup_row(growth: Growth, handle: str) -> Generator[Call, dict[str, Any], tuple[dict[str, Any], dict[str, Any]] | str]:
+    """(the measurement taken at the latest check-up, that visit): linked to the encounter, else on its day; or why
+    there is none."""
+    from fhirqa.agent.backends.offline.plans import _day, _row
 
     checkups = yield from checkup_visits()
     if not checkups.get("count"):
-        yield final([], "The record has no check-up visit.", status="no-data")
-        return
+        return "The record has no check-up visit."
     visit = _row((yield ("get_by_index", {"records": checkups["handle"], "index": -1, "order_by": "start_time"})))
     linked = yield ("filter_by_value", {"records": handle, "op": "==", "value": visit.get("ref"), "field": "encounter_ref"})
     if not linked.get("count"):
         day = _day(visit.get("start_time"))
         linked = yield ("filter_by_date", {"records": handle, "start": day, "end": day})
     if not linked.get("count"):
-        yield final([], f"No {growth.item} was recorded at the last check-up ({_day(visit.get('start_time'))}).",
-                    status="no-data")
+        return f"No {growth.item} was recorded at the last check-up ({_day(visit.get('start_time'))})."
+    return _row((yield ("get_by_index", {"records": linked["handle"], "index": -1}))), visit
+
+
+def _at_checkup(pq: ParsedQuestion, growth: Growth, handle: str) -> Plan:
+    """The measurement taken at the latest check-up (linked to that encounter, else on its day)."""
+    from fhirqa.agent.backends.offline.plans import final
+
+    got = yield from _checkup_row(growth, handle)
+    if isinstance(got, str):
+        yield final([], got, status="no-data")
         return
-    row = _row((yield ("get_by_index", {"records": linked["handle"], "index": -1})))
+    row, visit = got
     yield _value_final(growth, row, "At the last check-up,", f" ({visit.get('type_name') or 'check-up'})")
 
 
@@ -270,14 +282,27 @@ def _gained(pq: ParsedQuestion, growth: Growth, handle: str) -> Plan:
     """Latest minus first measurement in the window: its size, said with the verb of its sign."""
     from fhirqa.agent.backends.offline.plans import _day, _row, _with_unit, final, windowed
 
-    filtered = yield from windowed(pq, handle)
-    scope = filtered.get("handle") or handle
-    window = f" {pq.window.label}" if pq.window is not None else " over the whole record"
-    if filtered.get("count") is not None and filtered["count"] < 2:
-        yield final([], f"Fewer than two {growth.item} measurements{window}: no change to measure.", status="no-data")
-        return
-    first = _row((yield ("get_by_index", {"records": scope, "index": 0})))
-    last = _row((yield ("get_by_index", {"records": scope, "index": -1})))
+    if growth.since_checkup:
+        got = yield from _checkup_row(growth, handle)
+        if isinstance(got, str):
+            yield final([], got, status="no-data")
+            return
+        first, visit = got
+        last = _row((yield ("get_by_index", {"records": handle, "index": -1})))
+        window = f" since the last check-up ({_day(visit.get('start_time'))})"
+        if last.get("ref") == first.get("ref"):
+            yield final([], f"No {growth.item} was measured after the last check-up ({_day(first.get('time'))}).",
+                        status="no-data")
+            return
+    else:
+        filtered = yield from windowed(pq, handle)
+        scope = filtered.get("handle") or handle
+        window = f" {pq.window.label}" if pq.window is not None else " over the whole record"
+        if filtered.get("count") is not None and filtered["count"] < 2:
+            yield final([], f"Fewer than two {growth.item} measurements{window}: no change to measure.", status="no-data")
+            return
+        first = _row((yield ("get_by_index", {"records": scope, "index": 0})))
+        last = _row((yield ("get_by_index", {"records": scope, "index": -1})))
     diff = yield ("calculate_difference", {"a": last.get("value"), "b": first.get("value")})
     change = float(diff["difference"])
     size, unit, said = _shown(growth, abs(change), last.get("unit"))
