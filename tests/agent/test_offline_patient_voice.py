@@ -201,6 +201,8 @@ def test_the_diagnoses_of_an_er_visit_are_the_conditions_linked_to_it():
 def test_checkups_since_the_last_er_visit_count_check_up_visits_after_it():
     assert value("how many checkups have I had since my last ER visit?", ADULT_VIEWS) == 2
     assert value("since I was in the ER last, how many check-ups have I been to?", ADULT_VIEWS) == 2
+    assert value("how many times have I been to the ER since my last checkup?", ADULT_VIEWS) == 0
+    assert value("how many doctor visits have I had since my last ER visit?", ADULT_VIEWS) == 2
     asked = visit_question(parse("how many checkups have I had since my last ER visit?", NOW))
     assert asked is not None and (asked.visit_class, asked.anchor_class) == ("CHECKUP", "EMER")
 

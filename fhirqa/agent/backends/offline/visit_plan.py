@@ -57,13 +57,17 @@ def _visit_class(words: str) -> str | None:
 def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
     """What ``pq`` asks about visits, or None when it is another question."""
     text = _text(pq.text)
-    since = re.search(r"\bhow many (?P<what>[\w' -]+?) (?:have|has|did) .*\bsince (?:my|his|her|their|the) (?:last|latest|most "
+    since = re.search(r"\bhow many (?P<what>[\w' -]+?) \bsince (?:my|his|her|their|the) (?:last|latest|most "
                       r"recent) (?P<anchor>[\w' -]+?)(?: visit| trip)?(?:\s*$|,)", text) or re.search(
         r"\bsince (?:i|he|she|they) (?:was|were|went) (?:in|to|at) (?:the|an?) (?P<anchor>[\w' -]+?) (?:last|most recently)\b"
-        r",? how many (?P<what>[\w' -]+?) (?:have|has|did)\b", text)
+        r",? how many (?P<what>[\w' -]+?)$", text)
     if since:
+        # "how many times have I been to the ER since my last checkup?": the visits counted are named anywhere
+        # before "since"; "doctor visits" of no class are every visit
         what, anchor = _visit_class(since.group("what")), _visit_class(since.group("anchor"))
-        if what and anchor and what != anchor:
+        if what is None and not re.search(r"\b(?:visits?|appointments?|encounters?)\b", since.group("what")):
+            return None
+        if anchor and what != anchor:
             return VisitQuestion("since", what, anchor)
         return None
     if _DIAGNOSIS.search(text) and not re.search(r"\bwhen\b|\bhow (?:many|long|old)\b|\bever\b", text):
@@ -100,7 +104,7 @@ def _visits(pq: ParsedQuestion, visit_class: str | None) -> Generator[Call, dict
 
 def _label(visit_class: str | None) -> str:
     return {"EMER": "emergency room", "IMP": "hospital", "AMB": "outpatient", "VR": "virtual", "HH": "home health",
-            CHECKUP: "check-up"}.get(visit_class or "", "")
+            CHECKUP: "check-up"}.get(visit_class or "", "")  # no class: every visit ("a visit")
 
 
 def _diagnoses(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
@@ -150,5 +154,6 @@ def _since(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
     if visits.get("count"):
         after = yield ("filter_by_date", {"records": visits["handle"], "start": _iso(start), "field": "start_time"})
         count = int(after.get("count") or 0)
-    yield final([count], f"{count} {what} visit{'s' if count != 1 else ''} since your last {anchor_label} visit "
+    noun = " ".join(filter(None, [what, "visit" if count == 1 else "visits"]))
+    yield final([count], f"{count} {noun} since your last {anchor_label} visit "
                 f"({_day(anchor.get('start_time'))}).")
