@@ -207,6 +207,12 @@ def test_checkups_since_the_last_er_visit_count_check_up_visits_after_it():
     assert asked is not None and (asked.visit_class, asked.anchor_class) == ("CHECKUP", "EMER")
 
 
+def test_the_last_check_up_is_dated_by_the_check_up_visits_type():
+    got = ask("when was my last check up", ADULT_VIEWS)
+    assert got["answer"] == ["2024-05-01T09:00:00+00:00"] and "Encounter/k3" in got["cited"]
+    assert ask("when was my first checkup?", ADULT_VIEWS)["answer"] == ["2021-05-01T09:00:00+00:00"]
+
+
 def test_a_ligation_is_an_operation_that_anchors_since_my_surgery():
     assert value("how many times have I been to the ER since my surgery?", ADULT_VIEWS) == 1
 

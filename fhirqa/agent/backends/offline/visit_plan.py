@@ -37,6 +37,7 @@ class VisitQuestion:
     kind: str  # "dx" | "since"
     visit_class: str | None  # the class of the visit asked about ("EMER"), or CHECKUP
     anchor_class: str | None = None  # "since": the class of the anchoring visit
+    first: bool = False  # "when": the first such visit (else the latest)
 
 
 CHECKUP = "CHECKUP"  # check-ups are found by their type's words, not a class
@@ -49,7 +50,11 @@ def _text(question: str) -> str:
 def _visit_class(words: str) -> str | None:
     """The class the words name: check-ups by type (CHECKUP), else the parser's encounter class."""
     from fhirqa.agent.backends.offline.parser import _encounter_class
+    from fhirqa.project import lexicon_file
 
+    checkup = (lexicon_file("patient_voice.json").get("growth") or {}).get("checkup_words") or []
+    if checkup and re.search(r"\b(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in checkup) + r")s?\b", words):
+        return CHECKUP  # "check up", "well child visit", "physical": found by the visit's type
     code = _encounter_class(words)
     return CHECKUP if code == "WELLNESS" else code
 
@@ -70,6 +75,10 @@ def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
         if anchor and what != anchor:
             return VisitQuestion("since", what, anchor)
         return None
+    when = re.match(r"^(?:when|what (?:day|date))\s+(?:was|were|is|did i have|did (?:he|she|they) have)\s+(?:my|his|her|their|the)\s+"
+                    r"(?:(?P<first>first|earliest)|last|latest|most recent|previous)\s+(?P<what>[\w' -]+?)\s*$", text)
+    if when and _visit_class(when.group("what")) == CHECKUP:
+        return VisitQuestion("when", CHECKUP, first=when.group("first") is not None)  # "when was my last check up"
     if _DIAGNOSIS.search(text) and not re.search(r"\bwhen\b|\bhow (?:many|long|old)\b|\bever\b", text):
         visit = _visit_class(text)
         if visit is not None:
@@ -81,6 +90,8 @@ def plan_visit(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
     """Answer a visit question with tool calls (the visit and every condition or visit counted are cited)."""
     if asked.kind == "dx":
         yield from _diagnoses(pq, asked)
+    elif asked.kind == "when":
+        yield from _visit_date(pq, asked)
     else:
         yield from _since(pq, asked)
 
@@ -157,3 +168,19 @@ def _since(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
     noun = " ".join(filter(None, [what, "visit" if count == 1 else "visits"]))
     yield final([count], f"{count} {noun} since your last {anchor_label} visit "
                 f"({_day(anchor.get('start_time'))}).")
+
+
+def _visit_date(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
+    """The day of the latest (first) visit of the kind asked."""
+    from fhirqa.agent.backends.offline.plans import _day, _row, final
+
+    visits = yield from _visits(pq, asked.visit_class)
+    what = _label(asked.visit_class)
+    if not visits.get("count"):
+        yield final([], f"The record has no {what} visit.", status="no-data")
+        return
+    visit = _row((yield ("get_by_index", {"records": visits["handle"], "index": 0 if asked.first else -1,
+                                          "order_by": "start_time"})))
+    which = "first" if asked.first else "last"
+    yield final([visit.get("start_time")], f"Your {which} {what} visit was on {_day(visit.get('start_time'))} "
+                f"({visit.get('type_name') or what}).")
