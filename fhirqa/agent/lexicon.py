@@ -198,6 +198,13 @@ class Lexicon:
                     found.append(expansion)
         return found
 
+    def lookup(self, phrase: str) -> list[Expansion]:
+        """The readings of ``phrase`` as a whole (an alias as written, case rules included), never of words inside it."""
+        key = normalize(phrase)
+        if not key or not self._allowed(key, phrase.strip()):
+            return []
+        return self._lookup(key)
+
     def _lookup(self, key: str) -> list[Expansion]:
         out = list(self._index.get(key, []))
         group = self._classes.get(key)

@@ -16,6 +16,7 @@ from typing import Any
 
 from fhirqa.agent.backends.offline.class_note_plan import class_note, with_note
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
+from fhirqa.agent.backends.offline.conjunction_plan import item_parts, plan_parts
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
 from fhirqa.agent.backends.offline.culture_plan import culture_question, plan_cultures
 from fhirqa.agent.backends.offline.direction_plan import direction_question, plan_direction
@@ -501,6 +502,10 @@ def plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
+        return
+    parts = item_parts(pq)
+    if parts is not None:  # "last K and Mg?", "any history of MI or stroke?": each item asked, the answers joined
+        yield from plan_parts(pq, parts)
         return
     snapshot = snapshot_kind(pq)
     if snapshot is not None:  # "brief summary of this patient", "who is his PCP?": the record as a whole
@@ -1043,56 +1048,111 @@ def plan_time_since(pq: ParsedQuestion) -> Plan:
                 unit=pq.time_unit)
 
 
-def _first_last(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], tuple[Any, ...]]:
-    """(view, first row, last row, difference result), or a 1-tuple holding the final call."""
+def _first_last(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], list[tuple[Any, ...]] | Call]:
+    """(view, first row, last row, difference result) per item compared, or the final call when there is no change.
+
+    Each item is compared with itself: a set holding several items (systolic and diastolic for "BP", two
+    analytes a phrase named) gives one comparison per item, never the first of one against the last of another.
+    """
     got = yield from scoped(pq, f"{_entity_label(pq)} results")
     if not isinstance(got, Scope):
-        return (got,)
+        return got
     view, handle = got.view, got.handle
     first = _row((yield ("get_by_index", {"records": handle, "index": 0})))
     last = _row((yield ("get_by_index", {"records": handle, "index": -1})))
-    if first.get("ref") == last.get("ref") and first.get("time") == last.get("time"):
-        return (final([], f"Only one {pq.entity} value{(' ' + pq.window.label) if pq.window else ''} "
-                     f"({_with_unit(*_row_value(view, first))} on {_day(first.get('time'))}); a change needs two.", status="no-data"),)
-    values = (_row_value(view, first)[0], _row_value(view, last)[0])
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):  # names, codes: no arithmetic
-        return (final([], f"{_entity_label(pq).capitalize()} has no numbers to compare: the first is "
-                          f"{_fmt(values[0])} ({_day(first.get('time'))}), the last {_fmt(values[1])} "
-                          f"({_day(last.get('time'))}).", status="no-data"),)
-    diff = yield ("calculate_difference", {"a": values[1], "b": values[0]})
-    return view, first, last, diff
+    field = name_field(view)
+    handles = [handle]
+    if first.get(field) != last.get(field):
+        names = yield ("extract_field_value", {"records": handle, "field": field, "distinct": True})
+        analytes = _analytes([str(v["value"]) for v in names.get("values", []) if isinstance(v, dict)])
+        if len(analytes) > 1:  # systolic and diastolic; not two names of one test (two eGFR codes are one series)
+            handles = []
+            for members in list(analytes.values())[:_MAX_ITEMS_COMPARED]:
+                one = handle
+                for other in (n for group in analytes.values() if group is not members for n in group):
+                    narrowed = yield ("filter_by_value", {"records": one, "op": "!=", "value": other, "field": field})
+                    one = narrowed.get("handle") or one
+                handles.append(one)
+    out: list[tuple[Any, ...]] = []
+    single: Call | None = None
+    for each in handles:
+        if each != handle:
+            first = _row((yield ("get_by_index", {"records": each, "index": 0})))
+            last = _row((yield ("get_by_index", {"records": each, "index": -1})))
+        if first.get("ref") == last.get("ref") and first.get("time") == last.get("time"):
+            single = single or final([], f"Only one {label(last, pq.entity)} value{(' ' + pq.window.label) if pq.window else ''} "
+                                         f"({_with_unit(*_row_value(view, first))} on {_day(first.get('time'))}); a change needs two.",
+                                     status="no-data")
+            continue
+        values = (_row_value(view, first)[0], _row_value(view, last)[0])
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):  # names, codes: no arithmetic
+            single = single or final([], f"{_entity_label(pq).capitalize()} has no numbers to compare: the first is "
+                                         f"{_fmt(values[0])} ({_day(first.get('time'))}), the last {_fmt(values[1])} "
+                                         f"({_day(last.get('time'))}).", status="no-data")
+            continue
+        diff = yield ("calculate_difference", {"a": values[1], "b": values[0]})
+        out.append((view, first, last, diff))
+    if not out:
+        assert single is not None
+        return single
+    return out
+
+
+_MAX_ITEMS_COMPARED = 4  # "BP": systolic and diastolic; a phrase naming a few analytes
+
+
+def _analytes(names: list[str]) -> dict[str, list[str]]:
+    """Item names grouped by what the lexicon reads them as (its first reading, else the name itself): names of one
+    test (two eGFR codes) share a group, the parts of a panel (systolic, diastolic) do not."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    groups: dict[str, list[str]] = {}
+    lexicon = Lexicon.load()
+    for name in names:
+        readings = lexicon.expand(name)
+        groups.setdefault(readings[0].term if readings else name, []).append(name)
+    return groups
 
 
 def plan_change(pq: ParsedQuestion) -> Plan:
-    """Last minus first value within the window (across a drug's start: first after minus last before)."""
+    """Last minus first value within the window (across a drug's start: first after minus last before), per item."""
     if pq.around_drug and pq.drug:
         yield from plan_around_drug(pq)
         return
     got = yield from _first_last(pq)
-    if len(got) == 1:
-        yield got[0]
+    if isinstance(got, tuple):
+        yield got
         return
-    view, first, last, diff = got
-    unit = _row_value(view, last)[1]
-    yield final([diff["difference"]], f"{label(last, pq.entity)} went from {_with_unit(*_row_value(view, first))} on {_day(first.get('time'))} "
-                f"to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))}: a change of {_with_unit(diff['difference'], unit)}.", unit=unit)
+    answers, texts, units = [], [], set()
+    for view, first, last, diff in got:
+        unit = _row_value(view, last)[1]
+        units.add(unit)
+        answers.append(diff["difference"])
+        texts.append(f"{label(last, pq.entity)} went from {_with_unit(*_row_value(view, first))} on "
+                     f"{_day(first.get('time'))} to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))}: "
+                     f"a change of {_with_unit(diff['difference'], unit)}.")
+    yield final(answers, " ".join(texts), unit=units.pop() if len(units) == 1 else None)
 
 
 TREND_THRESHOLD = 0.05  # relative change that counts as a trend (docs/questions.md)
 
 
 def plan_trend(pq: ParsedQuestion) -> Plan:
-    """Increasing / decreasing / stable by the relative change from first to last value."""
+    """Increasing / decreasing / stable by the relative change from first to last value, per item."""
     got = yield from _first_last(pq)
-    if len(got) == 1:
-        yield got[0]
+    if isinstance(got, tuple):
+        yield got
         return
-    view, first, last, diff = got
-    base = _row_value(view, first)[0]
-    relative = diff["difference"] / abs(base) if base else 0.0
-    trend = "increasing" if relative > TREND_THRESHOLD else "decreasing" if relative < -TREND_THRESHOLD else "stable"
-    yield final([trend], f"{trend.capitalize()}: {label(last, pq.entity)} went from {_with_unit(*_row_value(view, first))} "
-                f"on {_day(first.get('time'))} to {_with_unit(*_row_value(view, last))} on {_day(last.get('time'))} ({relative:+.0%}).")
+    answers, texts = [], []
+    for view, first, last, diff in got:
+        base = _row_value(view, first)[0]
+        relative = diff["difference"] / abs(base) if base else 0.0
+        trend = "increasing" if relative > TREND_THRESHOLD else "decreasing" if relative < -TREND_THRESHOLD else "stable"
+        answers.append(trend)
+        texts.append(f"{trend.capitalize()}: {label(last, pq.entity)} went from {_with_unit(*_row_value(view, first))} "
+                     f"on {_day(first.get('time'))} to {_with_unit(*_row_value(view, last))} on "
+                     f"{_day(last.get('time'))} ({relative:+.0%}).")
+    yield final(answers, " ".join(texts))
 
 
 def _convert(value: float, unit: str | None, to: str | None) -> float | None:
