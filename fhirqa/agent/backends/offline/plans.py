@@ -24,6 +24,7 @@ from fhirqa.agent.backends.offline.dose_status_plan import not_given_question, p
 from fhirqa.agent.backends.offline.due_plan import due_question, plan_due
 from fhirqa.agent.backends.offline.event_window_plan import condition_onset
 from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_growth
+from fhirqa.agent.backends.offline.indication_plan import indication_asked, plan_indication
 from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
@@ -541,6 +542,10 @@ def plan(pq: ParsedQuestion) -> Plan:
         return
     held = not_given_question(pq)
     if held is not None and (yield from plan_not_given(pq, held)):  # "was vanc ever held?": its administrations
+        return
+    indication = indication_asked(pq)
+    if indication is not None:  # "why is she on Eliquis?": the reasons its orders record
+        yield from plan_indication(pq, indication)
         return
     changes = changes_asked(pq)
     if changes is not None:  # "any med changes in the last 6 months?", "was metformin stopped?": the orders over time
