@@ -223,8 +223,8 @@ def test_family_words_name_the_patient_and_never_enter_an_item():
 
 
 def test_currently_prescribed_lists_only_active_orders():
-    got = ask("what am i currently prescribed", ADULT_VIEWS)
-    assert got["answer"] == ["Hydrochlorothiazide 25 MG Oral Tablet"]
+    for question in ("what am i currently prescribed", "what pills am I on?", "what medicine does my daughter take now?"):
+        assert ask(question, ADULT_VIEWS)["answer"] == ["Hydrochlorothiazide 25 MG Oral Tablet"], question
 
 
 def test_being_treated_for_lists_active_conditions_only():

@@ -525,8 +525,9 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
         return
     if re.search(r"^(?:(?:the|her|his|my|their|(?:the )?(?:patient|pt)'?s)\s+)?(?:home\s+|current\s+|active\s+)?(?:meds|medications|med list|rx)\s+"
                  r"(?:currently\s+|still\s+|now\s+)?(?:active|current)\W*$|"
-                 r"^(?:what|which)\s+(?:meds?\s+|medications\s+|medicines?\s+|drugs\s+)?(?:is|are|am)\s+(?:the patient|she|he|they|pt|the pt|i|we)\s+on\s+"
-                 r"(?:right now|now|currently|at present|today|at the moment)\W*$", text):
+                 r"^(?:what|which)\s+(?:meds?\s+|medications?\s+|medicines?\s+|drugs\s+|pills\s+|prescriptions\s+)?(?:is|are|am|do|does)\s+"
+                 r"(?:the patient|she|he|they|pt|the pt|i|we)\s+(?:on|take|taking)\s*(?:right now|now|currently|at present|today|at the moment)?\W*$",
+                 text):
         _active_list(pq, "medication")  # "home meds currently active?", "what is Barbara on right now?": the list
         return
     present = _present_medication(text)
