@@ -19,13 +19,18 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
+import pytest
+
 from fhirqa.agent.backends.offline import OfflineBackend
 from fhirqa.agent.backends.offline.parser import parse
 from fhirqa.agent.backends.offline.summary_plan import named_group, snapshot_kind
 from fhirqa.agent.composer import compose
+from fhirqa.agent.engine import ask as engine_ask
 from fhirqa.agent.resolver import ConceptResolver
 from fhirqa.agent.tools import tool_specs
 from fhirqa.agent.tools.base import ToolContext
+from fhirqa.sources import FileSource
+from fhirqa.store import Store, ingest
 
 from .test_offline_ward_questions import condition
 from .test_tools_helpers import FakeRows, med, obs, t
@@ -227,6 +232,11 @@ def test_a_visit_kind_is_found_by_its_encounter_type_codes():
     assert ask("how many physicals has she had?")["answer"] == [2]
 
 
+def test_a_visit_named_by_its_class_words_is_the_last_visit_of_that_class():
+    assert ask("when did she last see her PCP?")["answer"] == ["2024-05-01T09:00:00+00:00"]  # a PCP visit: ambulatory
+    assert ask("when was her last appointment?")["answer"] == ["2024-05-01T09:00:00+00:00"]
+
+
 def test_words_that_only_say_visit_are_not_compared_and_a_visit_value_is_its_day():
     got = ask("last sick visit?")  # the parser keeps "sick"; the lexicon writes "sick visit" (Encounter for symptom…)
     assert got["answer"] == ["2024-05-01T09:00:00+00:00"]
@@ -247,9 +257,48 @@ def test_a_no_known_allergy_entry_is_nkda_not_an_allergy():
 
 def test_allergies_on_record_are_listed():
     got = ask("any allergies?")
-    assert got["answer"] == [True] and "Latex (substance)" in got["text"]
+    assert got["answer"] == [True] and got["text"] == "Yes: 1 allergy recorded: Latex (substance)."
 
 
 def test_a_slashed_abbreviation_is_named_as_written():
     got = ask("net I/O?")
     assert got["status"] == "no-data" and "I/O" in got["text"] and " /o " not in got["text"]
+
+
+# 6. end to end on the committed example patients ----------------------------------------------------------------
+
+SAMPLE_NOW = "2026-06-30T12:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory):
+    from tests.conftest import SAMPLE
+
+    if not any(SAMPLE.glob("*.json")):
+        pytest.skip("examples/sample is missing")
+    db = tmp_path_factory.mktemp("sample") / "db"
+    ingest([FileSource([SAMPLE])], db)
+    return db
+
+
+def _rows(db, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    return Store(db).query(sql, params).rows
+
+
+def test_on_the_sample_store_summary_pcp_and_vitals_agree_with_the_views(sample_db):
+    pid = _rows(sample_db, "SELECT patient_id FROM patient WHERE name = ?", ["Linda Taylor"])[0][0]
+    summary = engine_ask("brief summary of this patient", patient_id=pid, now=SAMPLE_NOW, db=sample_db)
+    (last_visit,), = _rows(sample_db, "SELECT ref FROM encounter WHERE patient_id = ? AND start_time <= ? "
+                                      "ORDER BY start_time DESC LIMIT 1", [pid, SAMPLE_NOW])
+    assert summary.status == "answered" and "Linda Taylor" in summary.text
+    assert last_visit in {e.ref for e in summary.evidence}
+
+    pcp = engine_ask("who is her PCP?", patient_id=pid, now=SAMPLE_NOW, db=sample_db)
+    (most,), = _rows(sample_db, "SELECT practitioner FROM encounter WHERE patient_id = ? AND class_code = 'AMB' "
+                                "AND practitioner IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 1", [pid])
+    assert pcp.answer == [most]
+
+    vitals = engine_ask("what was the last set of vitals?", patient_id=pid, now=SAMPLE_NOW, db=sample_db)
+    (hr,), = _rows(sample_db, "SELECT value FROM observation WHERE patient_id = ? AND name = 'Heart rate' "
+                              "AND time <= ? ORDER BY time DESC LIMIT 1", [pid, SAMPLE_NOW])
+    assert vitals.status == "answered" and hr in vitals.answer and "Heart rate" in vitals.text

@@ -307,7 +307,8 @@ def plan_any_records(pq: ParsedQuestion, view: str) -> Plan:
                                 "status": "answered", "evidence": [handle]})
         return
     real = [n for n in names if n not in stated_none]
-    yield ("final_answer", {"answer": [True], "text": f"Yes: {len(real)} {kind if len(real) != 1 else view} "
+    records = int(filtered.get("count") or len(real))
+    yield ("final_answer", {"answer": [True], "text": f"Yes: {records} {kind if records != 1 else view} "
                             f"recorded{when}: {_joined(real, total - len(stated_none))}.", "status": "answered",
                             "evidence": [handle]})
 
@@ -357,27 +358,35 @@ def named_group(pq: ParsedQuestion) -> str | None:
 # --- "last physical": visits by their type codes -----------------------------------------------------------
 
 
+def _visit_key(text: str) -> frozenset[str]:
+    """The words of a visit phrase that say which visit: ``visit_nouns`` ("visit", "appointment"…) only say it is one
+    (the parser keeps "sick" of "sick visit", the lexicon writes "sick visit")."""
+    generic = set(lexicon_file("encounters.json").get("visit_nouns") or [])
+    return frozenset(w for w in _plain(text).split() if w not in generic)
+
+
 @lru_cache(maxsize=64)
 def visit_type_codes(phrase: str) -> tuple[str, ...]:
-    """The encounter type codes (``lexicon/encounters.json`` ``types``) a visit phrase names, or ().
-
-    Words that only say it is a visit (``visit_nouns``: "visit", "appointment"…) are not compared: the parser keeps
-    "sick" of "sick visit", the lexicon writes "sick visit".
-    """
-    data = lexicon_file("encounters.json")
-    generic = set(data.get("visit_nouns") or [])
-
-    def key(text: str) -> frozenset[str]:
-        return frozenset(w for w in _plain(text).split() if w not in generic)
-
-    asked = key(phrase)
+    """The encounter type codes (``lexicon/encounters.json`` ``types``) a visit phrase names, or ()."""
+    asked = _visit_key(phrase)
     if not asked:
         return ()
     codes: list[str] = []
-    for kind in data.get("types") or []:
-        if any(key(n) == asked for n in [kind.get("term", ""), *kind.get("aliases", [])] if n):
+    for kind in lexicon_file("encounters.json").get("types") or []:
+        if any(_visit_key(n) == asked for n in [kind.get("term", ""), *kind.get("aliases", [])] if n):
             codes.extend(str(c) for c in kind.get("type_codes") or [])
     return tuple(dict.fromkeys(codes))
+
+
+@lru_cache(maxsize=64)
+def visit_class(phrase: str) -> str | None:
+    """The encounter class (``lexicon/encounters.json`` ``classes``) a visit phrase names: as written ("appointment"),
+    else by the words that say which visit ("PCP": a PCP visit, AMB)."""
+    for same in (lambda n: _plain(n) == _plain(phrase), lambda n: bool(_visit_key(phrase)) and _visit_key(n) == _visit_key(phrase)):
+        for group in lexicon_file("encounters.json").get("classes") or []:
+            if any(same(n) for n in [group.get("name", ""), *group.get("aliases", [])] if n):
+                return str(group["code"])
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -400,7 +409,7 @@ def coded_visits(plan: Plan) -> Plan:
             name, args = call
             if name == "get_resources" and args.get("view") == "encounter" and args.get("item") \
                     and not args.get("codes") and not result.get("count") and not result.get("ambiguous"):
-                result = yield from _by_type(args, str(args["item"]), result)
+                result = yield from _by_type(args, str(args["item"]), result, by_class=True)
             elif name == "filter_by_value" and args.get("field") == "class_code" and args.get("op") == "==" \
                     and not result.get("count") and str(args.get("value")) not in _class_codes():
                 result = yield from _by_type({"view": "encounter"}, str(args.get("value")), result)
@@ -409,8 +418,17 @@ def coded_visits(plan: Plan) -> Plan:
         return
 
 
-def _by_type(args: dict[str, Any], phrase: str, result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+def _by_type(args: dict[str, Any], phrase: str, result: dict[str, Any],
+             by_class: bool = False) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+    """The encounters of the type a phrase names (by type code), else (``by_class``) of the class it names."""
     codes = visit_type_codes(phrase)
+    klass = visit_class(phrase) if by_class and not codes else None
+    if klass is not None:  # "when did she last see her PCP?": her last ambulatory visit
+        every = yield ("get_resources", {"view": "encounter"})
+        if not every.get("count"):
+            return result
+        kept = yield ("filter_by_value", {"records": every["handle"], "op": "==", "value": klass, "field": "class_code"})
+        return {**kept, "resolved_by": "lexicon:encounter class"} if kept.get("count") else result
     if not codes:
         return result
     coded = yield ("get_resources", {**{k: v for k, v in args.items() if k != "item"}, "codes": list(codes)})
