@@ -123,6 +123,14 @@ def test_a_held_dose_is_an_administration_not_given_never_a_result_named_after_t
         assert "2024-06-10 (not-done)" in out["text"] and "trough" not in out["text"]
 
 
+def test_a_dose_not_given_is_no_dose_of_the_drug():
+    held_last = {**VIEWS, "medication": [*MEDICATIONS, med("v4", VANC, "administration", "2024-06-12T09:00:00",
+                                                             dose=1000, status="not-done")]}
+    out = ask("last vanc dose?", held_last)
+    assert "on 2024-06-11" in out["text"] and "2024-06-12" not in out["text"]  # v3, not the held v4
+    assert ask("was vanc ever held?", held_last)["text"].startswith("Yes: 2 of 4")  # the held question sees them all
+
+
 def test_every_dose_given_is_a_no_and_orders_alone_cannot_tell():
     out = ask("was any zosyn not given?")
     assert out["answer"] == [False] and "none of the 1 charted administrations" in out["text"]

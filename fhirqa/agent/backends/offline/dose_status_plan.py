@@ -48,9 +48,9 @@ def plan_not_given(pq: ParsedQuestion, drug: str) -> Generator[Call, dict[str, A
     """Answer whether doses of ``drug`` (any drug when empty) were not given; False when ``drug`` is neither a
     medication nor an immunization of the record (the question then goes to the ordinary plans: "did she refuse
     the colonoscopy?"). A vaccine refused or not given is an immunization marked not-done."""
-    from fhirqa.agent.backends.offline.plans import _ambiguous, final, find_records
+    from fhirqa.agent.backends.offline.plans import EVERY_RECORD, _ambiguous, final, find_records
 
-    kind, pq.med_kind = pq.med_kind, None  # every administration, not only the given ones (find_records keeps those)
+    kind, pq.med_kind = pq.med_kind, EVERY_RECORD  # the not-done administrations too (find_records drops them)
     if not drug:
         found = yield ("get_resources", {"view": "medication"})
         if not found.get("count"):

@@ -147,10 +147,23 @@ def find_records(pq: ParsedQuestion, views: list[str] | None = None, entity: str
 NOT_GIVEN = ("not-done", "entered-in-error", "stopped")
 
 
+# med_kind of a question about the doses not given ("was vanc ever held?"): every record, the not-done ones too
+EVERY_RECORD = "every"
+
+
 def given_doses(pq: ParsedQuestion, view: str, result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
-    """For a "given / received / doses" question, a drug's administrations that were given (when it has any)."""
-    if pq.med_kind != "administration" or view != "medication" or result.get("ambiguous") or not result.get("handle"):
+    """For a "given / received / doses" question, a drug's administrations that were given (when it has any); for
+    any other question about a drug, its records without the administrations charted as not done ("last vanc
+    dose?" is the last one given, not the one held)."""
+    if view != "medication" or result.get("ambiguous") or not result.get("handle") or pq.med_kind == EVERY_RECORD:
         return result
+    if pq.med_kind != "administration":
+        # "not-done" is an administration's status only (an order is stopped or on hold, never not-done)
+        undone = yield ("filter_by_value", {"records": result["handle"], "op": "==", "value": "not-done", "field": "status"})
+        if not undone.get("count"):
+            return result
+        kept = yield ("filter_by_value", {"records": result["handle"], "op": "!=", "value": "not-done", "field": "status"})
+        return {**result, "handle": kept.get("handle") or result["handle"], "count": kept.get("count", 0)}
     handle, count = result["handle"], result.get("count")
     admin = yield ("filter_by_value", {"records": handle, "op": "==", "value": "administration", "field": "kind"})
     if not admin.get("count"):
