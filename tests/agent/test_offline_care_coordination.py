@@ -152,6 +152,13 @@ def test_the_coded_facts_of_the_last_visit():
     assert ask("who saw her at the last visit?", VIEWS)["answer"] == ["Erlinda Franecki"]
     assert ask("where was he last seen?", VIEWS)["answer"] == ["MILFORD REGIONAL MEDICAL CENTER"]
     assert ask("what insurance does he have?", VIEWS)["answer"] == ["medicare"]
+    assert ask("which doctor did she see last?", VIEWS)["answer"] == ["Erlinda Franecki"]
+    assert ask("what was the last ED visit for?", VIEWS)["answer"] == ["Appendicitis"]
+
+
+def test_a_visit_that_codes_no_reason_says_so_rather_than_borrowing_another():
+    got = ask("why was he last seen?", VIEWS)  # the check-up of 2024-04-02 has no reasonCode
+    assert got["status"] == "no-data" and "2024-04-02" in got["text"]
 
 
 def test_a_visit_for_a_reason_is_dated():

@@ -169,7 +169,7 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         filtered = yield from windowed(pq, str(handle))
         if filtered.get("count") is not None:
             handle, count = filtered.get("handle") or handle, filtered.get("count") or 0
-    if not count and (got.kind_only or got.over_notes):
+    if not count and (got.kind_only or (got.over_notes and _note_may_say(pq))):
         return False  # nothing coded here: the other views, or the visit's note, may answer
     asked = got.asked
     if not count:
@@ -200,20 +200,20 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         if asked.get("latest_with"):  # "who saw her last?": the latest record that names one
             named = yield ("filter_by_value", {"records": handle, "op": "exists", "field": asked["field"]})
             if not named.get("count"):
-                if got.over_notes:
+                if got.over_notes and _note_may_say(pq):
                     return False  # no coded payer or clinician: a note may name one
                 yield final([], f"No {asked['label']} recorded for the {what}.", status="no-data")
                 return True
             handle = named.get("handle") or handle
         row = (yield ("get_by_index", {"records": handle, "index": 0 if asked.get("position") == "first" else -1})).get("row") or {}
         value = row.get(asked["field"])
-        if value in (None, "") and got.over_notes:
+        if value in (None, "") and got.over_notes and _note_may_say(pq):
             return False  # the visit does not code it: its note may say ("reason for the last visit?")
+        when = f" on {_day(row.get(info.time_field))}" if row.get(info.time_field) and asked["field"] != info.time_field else ""
         if value in (None, ""):
-            yield final([], f"{row.get(info.name_field) or what}: no {asked['label']} recorded.", status="no-data")
+            yield final([], f"{row.get(info.name_field) or what}{when}: no {asked['label']} recorded.", status="no-data")
             return True
         written = _day(value) if asked["field"].endswith("_time") else value
-        when = f" on {_day(row.get(info.time_field))}" if row.get(info.time_field) and asked["field"] != info.time_field else ""
         yield final([value], f"{row.get(info.name_field) or what}{when}: {asked['label']} {written}.")
         return True
     if got.name and (pq.intent == "active_check" or got.active):
@@ -332,3 +332,11 @@ def _latest_is_kind(pq: ParsedQuestion, got: Route, spec: dict[str, Any]) -> Gen
     same = kind in got.codes
     yield final([same], f"{'Yes' if same else 'No'}: the {'first' if pq.position == 'first' else 'latest'} of the "
                         f"{spec['noun']} ({row.get(info.name_field)}, {_day(row.get(info.time_field))}) is {kind}.")
+
+
+def _note_may_say(pq: ParsedQuestion) -> bool:
+    """Whether a visit's note is a place to look when the visit does not code what is asked: the question points
+    at a visit the notes plans know ("reason for the last visit?", "insurance at the 08/18/2021 visit?")."""
+    from fhirqa.agent.backends.offline.plans import note_value, note_visit
+
+    return note_visit(pq) is not None or note_value(pq) is not None
