@@ -50,7 +50,7 @@ def plan_due(pq: ParsedQuestion, item: str) -> Generator[Call, dict[str, Any], N
         yield final([], "The record holds no schedule to decide what is due, and the question names nothing to look "
                         "up.", status="no-data")
         return
-    steps = plan(parse(f"when was the last {asked}?", pq.now))
+    steps = plan(parse(f"when was the patient's last {asked}?", pq.now))
     result: Any = None
     while True:
         try:
