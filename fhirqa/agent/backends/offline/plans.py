@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from fhirqa.agent.backends.offline.class_note_plan import class_note, with_note
+from fhirqa.agent.backends.offline.clinical_state_plan import plan_clinical_state, state_asked
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.conjunction_plan import item_parts, plan_parts
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
@@ -40,6 +41,7 @@ from fhirqa.agent.backends.offline.summary_plan import (
     snapshot_kind,
     with_visit_codes,
 )
+from fhirqa.agent.backends.offline.therapy_days_plan import plan_therapy_days, therapy_asked
 from fhirqa.agent.backends.offline.timephrases import Anchor, Window, anchor_words
 from fhirqa.agent.backends.offline.visit_plan import plan_visit, visit_question
 from fhirqa.agent.catalog import UnknownView, view_info
@@ -517,6 +519,10 @@ def plan(pq: ParsedQuestion) -> Plan:
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
         return
+    clinical = state_asked(pq)
+    if clinical is not None:  # "is she febrile?", "any hypotension in the last 24h?": a threshold on a measurement
+        yield from plan_clinical_state(pq, clinical)
+        return
     parts = item_parts(pq)
     if parts is not None:  # "last K and Mg?", "any history of MI or stroke?": each item asked, the answers joined
         yield from plan_parts(pq, parts)
@@ -555,6 +561,10 @@ def plan(pq: ParsedQuestion) -> Plan:
         return
     held = not_given_question(pq)
     if held is not None and (yield from plan_not_given(pq, held)):  # "was vanc ever held?": its administrations
+        return
+    therapy = therapy_asked(pq)
+    if therapy is not None:  # "how many days has she been on vanc?": the drug's latest course of doses
+        yield from plan_therapy_days(pq, therapy)
         return
     indication = indication_asked(pq)
     if indication is not None:  # "why is she on Eliquis?": the reasons its orders record

@@ -1,0 +1,93 @@
+"""Clinical states asked as words, not numbers: "is she febrile?", "was he tachycardic yesterday?", "any
+hypotension in the last 24h?", "afebrile overnight?".
+
+Each state is a threshold on a measured item (``lexicon/clinical_states.json``: febrile = a temperature of 38.0 °C
+or more, hypotensive = a systolic pressure below 90 mmHg, …). The question is answered as "any <item> <op>
+<value> in the window?" by the ordinary threshold plan, so the extreme found is cited; with no window asked, the
+last ``default_hours`` hours before now are read and the answer says so. A noun ("hypotension", "fevers") is a
+state only with a window: without one it may be a diagnosis ("history of hypoglycemia?") and is left to the
+other plans, as are questions about what a note documents.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from dataclasses import replace
+from datetime import timedelta
+from functools import lru_cache
+from typing import Any
+
+from fhirqa.agent.backends.offline.parser import ParsedQuestion
+
+Call = tuple[str, dict[str, Any]]
+_WORDS = {">": "above", ">=": "of at least", "<": "below", "<=": "of at most"}
+
+
+@lru_cache(maxsize=1)
+def _spec() -> dict[str, Any]:
+    from fhirqa.project import lexicon_file
+
+    return lexicon_file("clinical_states.json")
+
+
+def _said(words: list[str]) -> str:
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+
+
+def state_asked(pq: ParsedQuestion) -> dict[str, Any] | None:
+    """The state a question asks about (its lexicon entry), or None."""
+    spec = _spec()
+    text = " ".join(pq.text.lower().split())
+    if pq.intent not in ("exists", "value") or any(re.search(p, text) for p in spec["not_when"]):
+        return None  # "how high did her fever get?" asks for a value of the item, not whether the state was there
+    for state in spec["states"]:
+        for words, needs_window in ((state["adjectives"], False), (state["nouns"], True)):
+            said = rf"\b(?:{_said(words)})\b" if words else None
+            if said is None or (needs_window and pq.window is None) or not re.search(said, text):
+                continue
+            if _names_another_item(re.sub(said, " ", pq.text, flags=re.IGNORECASE)):
+                return None  # "febrile pt on cross-cover - last WBC?": the state is context, the WBC is asked
+            return state
+    return None
+
+
+def _names_another_item(rest: str) -> bool:
+    """True when the words left once the state is taken out name a record item ("last WBC")."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    lexicon = Lexicon.load()
+    words = re.findall(r"[A-Za-z0-9][A-Za-z0-9+\-]*", rest)
+    for width in range(min(4, len(words)), 0, -1):
+        for start in range(len(words) - width + 1):
+            if lexicon.lookup(" ".join(words[start:start + width])):
+                return True
+    return False
+
+
+def plan_clinical_state(pq: ParsedQuestion, state: dict[str, Any]) -> Generator[Call, dict[str, Any], None]:
+    """Whether any value of the state's item crossed its threshold in the window (default: the last day)."""
+    from fhirqa.agent.backends.offline.parser import parse
+    from fhirqa.agent.backends.offline.plans import final, plan
+    from fhirqa.agent.backends.offline.timephrases import Window
+
+    assert pq.now is not None
+    asked = parse(f"any {state['item']} {_WORDS[state['op']]} {state['value']:g}?", pq.now)
+    window, said = pq.window, ""
+    if window is None:
+        hours = int(_spec()["default_hours"])
+        window = Window(pq.now - timedelta(hours=hours), pq.now, f"in the last {hours} hours")
+        said = f" (no time was asked: the last {hours} hours)"
+    asked = replace(asked, window=window)
+    steps = plan(asked)
+    call = next(steps)
+    while call[0] != "final_answer":
+        call = steps.send((yield call))
+    args = dict(call[1])
+    answer = args.get("answer") or []
+    meaning = f"{state['adjectives'][0] if state['adjectives'] else state['nouns'][0]} = {state['said']}"
+    if state.get("invert") and len(answer) == 1 and isinstance(answer[0], bool):
+        args["answer"] = [not answer[0]]
+        args["text"] = f"{'Yes' if not answer[0] else 'No'}: {args.get('text', '')}"
+    args["text"] = f"{args.get('text', '')} ({meaning}){said}".strip()
+    yield final(args.get("answer") or [], args["text"], status=args.get("status", "answered"), unit=args.get("unit"))
