@@ -63,6 +63,7 @@ def test_mimic_allergies_are_read_from_the_latest_notes_allergies_section(mimic)
     assert nkda.status == "answered" and nkda.answer == [False], nkda.text
     assert "Penicillins / Codeine" in nkda.text and [e.ref for e in nkda.evidence] == ["noteevents/4"]
     assert ask("allergic to penicillin?", mimic).answer == [True]
+    assert ask("pcn allergy?", mimic).answer == [True]  # PCN: the penicillin class
     assert ask("is he allergic to sulfa?", mimic).answer == [False]
     assert ask("allergies?", mimic).answer == ["Penicillins", "Codeine"]
     assert ask("any drug allergies?", mimic).answer == [True]
