@@ -237,6 +237,15 @@ def test_a_visit_named_by_its_class_words_is_the_last_visit_of_that_class():
     assert ask("when was her last appointment?")["answer"] == ["2024-05-01T09:00:00+00:00"]
 
 
+def test_urgent_care_is_an_ambulatory_visit_type_not_an_emergency():
+    views = {**VIEWS, "encounter": [*ENCOUNTERS,
+                                    encounter("u1", "AMB", "Urgent care clinic (environment)", "702927004", "2023-08-01T09:00:00"),
+                                    encounter("x1", "EMER", "Emergency room admission (procedure)", "50849002", "2024-01-05T09:00:00")]}
+    assert ask("when was her last urgent care visit?", views)["answer"] == ["2023-08-01T09:00:00+00:00"]
+    assert ask("how many urgent care visits?", views)["answer"] == [1]
+    assert ask("how many ER visits?", views)["answer"] == [1]
+
+
 def test_words_that_only_say_visit_are_not_compared_and_a_visit_value_is_its_day():
     got = ask("last sick visit?")  # the parser keeps "sick"; the lexicon writes "sick visit" (Encounter for symptom…)
     assert got["answer"] == ["2024-05-01T09:00:00+00:00"]

@@ -165,8 +165,9 @@ _CHECKABLE = ("condition", "medication", "allergy")  # what "still active?" can 
 
 _ENCOUNTER_CLASSES = [
     ("IMP", r"\binpatient\b|\bip\b|\badmissions?\b|\badmit(?:s|ted)?\b|\bhospitali[sz]\w*|\bhospital stays?\b|\bstays?\b"),
-    ("EMER", r"\bemergency\b|\b(?:er|ed)\b|\bcasualty\b|\burgent\b"),
-    ("AMB", r"\bambulatory\b|\bamb\b|\boutpatient\b|\boutpt\b|\boffice\b|\bclinic\b|\bprimary care\b"),
+    # urgent care is an ambulatory visit (lexicon/encounters.json), "urgent" alone an emergency
+    ("EMER", r"\bemergency\b|\b(?:er|ed)\b|\bcasualty\b|\burgent\b(?!\s+care)"),
+    ("AMB", r"\bambulatory\b|\bamb\b|\boutpatient\b|\boutpt\b|\boffice\b|\bclinic\b|\bprimary care\b|\burgent care\b"),
     ("VR", r"\bvirtual\b|\btele(?:health|medicine|visit)\w*\b|\bvideo\b"),
     ("HH", r"\bhome health\b|\bhome visits?\b"),
     ("WELLNESS", r"\bwellness\b|\bcheck-?ups?\b|\bphysicals?\b|\bannual exam\b"),
@@ -1018,7 +1019,7 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
         words = [w for item in kept for w in item.split()]
         kept = [w for w in words if w not in _STOP and not re.fullmatch(
             r"inpatient|ip|emergency|er|ed|ambulatory|amb|outpatient|outpt|office|clinic|department|hospitali[sz]\w*|hospital|"
-            r"admit(?:s|ted)?|admissions?|stays?|wellness|virtual|urgent|care|room|visits?|encounters?", w)]
+            r"admit(?:s|ted)?|admissions?|stays?|wellness|virtual|room|visits?|encounters?", w)]
     if not kept and (found := _frame_findings()) is not None and re.search(found[1], text):
         kept = [w for w in words if w in found[0]]  # "any fall documented in the notes?": the fall is the item
     half = len(kept) // 2

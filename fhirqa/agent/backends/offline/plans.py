@@ -917,7 +917,8 @@ def plan_count(pq: ParsedQuestion) -> Plan:
         typed = yield from find_records(pq, views=["encounter"])
         if typed is None:
             pq.entity = ""  # words like "healthcare" or "calendar" name no encounter type: count them all
-    if pq.encounter_class or (not pq.entity and encounter_question):
+    # a type the words name ("urgent care visits": its type code) is counted, not the whole class it belongs to
+    if (pq.encounter_class and not (encounter_question and pq.entity)) or (not pq.entity and encounter_question):
         found = yield ("get_resources", {"view": "encounter"})
         handle = found.get("handle")
         if handle and pq.encounter_class:
