@@ -59,6 +59,21 @@ class Expansion:
     detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)  # unit, class, members…
 
 
+#: Words a class name may end with that mean the same ("cholesterol pill" = "cholesterol medicine" = "... med").
+_MEDICINE_WORDS = ("medication", "medicine", "med", "pill", "drug", "tablet")
+_NOT_A_HEAD = frozenset({"", "the", "a", "an", "any", "my", "her", "his", "their", "this", "that"})
+_MEDICINE_WORD = re.compile(rf"\b({'|'.join(_MEDICINE_WORDS)})(s?)$", re.IGNORECASE)
+
+
+def _medicine_word_variants(alias: str) -> list[str]:
+    """``alias`` and, when it ends with a word for medicine, the same alias with each other such word."""
+    found = _MEDICINE_WORD.search(alias)
+    head = alias[: found.start()] if found else ""
+    if found is None or head.strip().lower() in _NOT_A_HEAD:
+        return [alias]  # "the pill" (the contraceptive) is no pattern for "the med"
+    return [alias, *(head + word + found.group(2) for word in _MEDICINE_WORDS if word != found.group(1).lower())]
+
+
 def normalize(text: str) -> str:
     """Lower-case, zero-width characters and possessives dropped, punctuation to spaces, plurals singular."""
     return " ".join(_normal_tokens(text))
@@ -141,7 +156,8 @@ class Lexicon:
         self._combinations = sorted(combos, key=lambda g: -g.count("/"))
         for group in self.data["drugs"]["classes"]:
             for alias in [group["name"], *group["aliases"]]:
-                self._classes.setdefault(normalize(alias), (group["name"], list(group["members"])))
+                for variant in _medicine_word_variants(alias):
+                    self._classes.setdefault(normalize(variant), (group["name"], list(group["members"])))
         for entry in self.data["conditions"]["entries"]:
             codes = tuple(c["code"] for c in entry["codes"])
             for alias in [entry["term"], *entry["aliases"]]:

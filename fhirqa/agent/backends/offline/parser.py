@@ -806,7 +806,7 @@ def _present_medication(text: str) -> str | None:
                                      r"how|what|which|when|why|who|dose|dosage|much|many)\b", text):
         return None
     frame, cue, _ = patterns
-    taking = re.match(r"^(?:is|are|does|do)\b.*\b(?:on|taking|take|takes|prescribed)\b|^(?:on|taking)\b", text)
+    taking = re.match(r"^(?:is|are|am|does|do)\b.*\b(?:on|taking|take|takes|prescribed)\b|^(?:on|taking)\b", text)
     if taking and cue.search(text.strip(" ?.!")):
         return "cue"
     return "frame" if frame.search(text) else None
