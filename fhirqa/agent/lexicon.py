@@ -309,6 +309,15 @@ class Lexicon:
                     return hit
         return None
 
+    def drug_phrase(self, words: list[str], max_words: int = 4) -> str | None:
+        """The longest run of ``words`` (at most ``max_words``) naming a drug or a drug class, first one wins."""
+        for width in range(min(max_words, len(words)), 0, -1):
+            for start in range(len(words) - width + 1):
+                phrase = " ".join(words[start:start + width])
+                if self.drug_generic(phrase) or self.class_members(phrase):
+                    return phrase
+        return None
+
     def class_members(self, name: str) -> list[str]:
         """Generic members of a drug class (``"statins"`` → atorvastatin, simvastatin…); ``[]`` if unknown."""
         group = self._classes.get(normalize(name))

@@ -60,13 +60,7 @@ def _drug_named(pq: ParsedQuestion, patterns: dict[str, re.Pattern[str]]) -> str
     words = [w for w in re.findall(r"[a-z0-9][a-z0-9\-/]*", entity)
              if w not in {"dose", "doses", "her", "his", "the", "their", "my", "med", "meds", "medication",
                           "medications", "was", "were", "when", "did", "they", "any", "of", "on", "off"}]
-    lexicon = Lexicon.load()
-    for width in range(len(words), 0, -1):
-        for start in range(len(words) - width + 1):
-            phrase = " ".join(words[start:start + width])
-            if lexicon.drug_generic(phrase) or lexicon.class_members(phrase):
-                return phrase
-    return None
+    return Lexicon.load().drug_phrase(words, max_words=len(words))
 
 
 def plan_medication_changes(pq: ParsedQuestion, what: str, drug: str | None) -> Generator[Call, dict[str, Any], None]:

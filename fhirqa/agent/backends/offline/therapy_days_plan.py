@@ -39,14 +39,7 @@ def therapy_asked(pq: ParsedQuestion) -> str | None:
     text = " ".join(pq.text.lower().replace("’", "'").split())
     if not asks.search(text):
         return None
-    words = [w for w in re.findall(r"[a-z0-9][a-z0-9\-/]*", text) if w not in _FILLER]
-    lexicon = Lexicon.load()
-    for width in range(min(4, len(words)), 0, -1):
-        for start in range(len(words) - width + 1):
-            phrase = " ".join(words[start:start + width])
-            if lexicon.drug_generic(phrase) or lexicon.class_members(phrase):
-                return phrase
-    return None
+    return Lexicon.load().drug_phrase([w for w in re.findall(r"[a-z0-9][a-z0-9\-/]*", text) if w not in _FILLER])
 
 
 def plan_therapy_days(pq: ParsedQuestion, drug: str) -> Generator[Call, dict[str, Any], None]:
