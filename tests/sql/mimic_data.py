@@ -126,3 +126,19 @@ def build(path: Path) -> Path:
     con.commit()
     con.close()
     return path
+
+
+#: MIMIC-III NOTEEVENTS columns, as in the CSV.
+NOTE_COLUMNS = ("ROW_ID INTEGER PRIMARY KEY, SUBJECT_ID INTEGER, HADM_ID INTEGER, CHARTDATE TEXT, CHARTTIME TEXT, "
+                "STORETIME TEXT, CATEGORY TEXT, DESCRIPTION TEXT, CGID INTEGER, ISERROR TEXT, TEXT TEXT")
+
+
+def build_with_notes(path: Path, notes: list[tuple]) -> Path:
+    """The database of :func:`build` with a NOTEEVENTS table holding ``notes`` (rows in NOTE_COLUMNS order)."""
+    build(path)
+    con = sqlite3.connect(path)
+    con.execute(f"CREATE TABLE NOTEEVENTS ({NOTE_COLUMNS})")
+    con.executemany(f"INSERT INTO NOTEEVENTS VALUES ({', '.join('?' * 11)})", notes)
+    con.commit()
+    con.close()
+    return path

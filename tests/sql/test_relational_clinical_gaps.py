@@ -12,14 +12,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from fhirqa.sql.engine import ask_sql, close_all
-from tests.sql.mimic_data import build
-from tests.sql.test_relational_notes import NOTE_COLUMNS
+from tests.sql.mimic_data import build_with_notes
 
 pytest.importorskip("lancedb")
 
@@ -45,13 +43,7 @@ LATER = "2165-03-10T12:00:00Z"
 @pytest.fixture(scope="module")
 def mimic(tmp_path_factory) -> Path:
     """The test MIMIC-III database with reports, a discharge summary and an addendum in NOTEEVENTS."""
-    path = build(tmp_path_factory.mktemp("mimic-gaps") / "mimic3.sqlite")
-    con = sqlite3.connect(path)
-    con.execute(f"CREATE TABLE NOTEEVENTS ({NOTE_COLUMNS})")
-    con.executemany(f"INSERT INTO NOTEEVENTS VALUES ({', '.join('?' * 11)})", NOTES)
-    con.commit()
-    con.close()
-    return path
+    return build_with_notes(tmp_path_factory.mktemp("mimic-gaps") / "mimic3.sqlite", NOTES)
 
 
 def ask(question: str, db: Path, now: str = LATER, patient: str = "10006"):

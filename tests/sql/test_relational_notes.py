@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from fhirqa.sql.engine import ask_sql
 from tests.sql.conftest import NOW
-from tests.sql.mimic_data import build
+from tests.sql.mimic_data import build_with_notes
 
 pytest.importorskip("lancedb")
 
-# MIMIC-III NOTEEVENTS columns, as in the CSV; 10011's note says what 10006's do not (a leak would show).
-NOTE_COLUMNS = ("ROW_ID INTEGER PRIMARY KEY, SUBJECT_ID INTEGER, HADM_ID INTEGER, CHARTDATE TEXT, CHARTTIME TEXT, "
-                "STORETIME TEXT, CATEGORY TEXT, DESCRIPTION TEXT, CGID INTEGER, ISERROR TEXT, TEXT TEXT")
+# 10011's note says what 10006's do not (a leak would show).
 NOTES = [
     (1, 10006, 142345, "2164-10-24", "2164-10-24 09:00:00", None, "Physician ", "Physician Progress Note", 17, None,
      "MICU progress note.\nSubjective: febrile overnight, no chest pain.\nObjective: Lactate 3.1. K 5.4.\n"
@@ -32,13 +29,7 @@ NOTES = [
 @pytest.fixture(scope="module")
 def mimic_with_notes(tmp_path_factory) -> Path:
     """The test MIMIC-III database with a NOTEEVENTS table."""
-    path = build(tmp_path_factory.mktemp("mimic-notes") / "mimic3.sqlite")
-    con = sqlite3.connect(path)
-    con.execute(f"CREATE TABLE NOTEEVENTS ({NOTE_COLUMNS})")
-    con.executemany(f"INSERT INTO NOTEEVENTS VALUES ({', '.join('?' * 11)})", NOTES)
-    con.commit()
-    con.close()
-    return path
+    return build_with_notes(tmp_path_factory.mktemp("mimic-notes") / "mimic3.sqlite", NOTES)
 
 
 def ask(question: str, db: Path, patient: str = "10006", now: str = "2164-11-15T12:00:00Z"):
