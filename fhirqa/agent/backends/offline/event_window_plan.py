@@ -84,21 +84,14 @@ def condition_event(text: str) -> tuple[Window, int, int] | None:
     return None
 
 
-def _instant(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None
-
-
 def condition_onset(anchor: Anchor) -> Generator[Call, dict[str, Any], tuple[datetime, datetime] | str]:
     """(onset, onset) of the condition ``anchor`` names, its earliest record, or why there is none.
 
     Only an exact (lexicon or name) match counts: a spelling-level guess would date the window from another
     condition.
     """
+    from fhirqa.agent.backends.offline.plans import _instant  # plans imports this module
+
     found = yield ("get_resources", {"view": "condition", "item": anchor.name})
     resolved = str(found.get("resolved_by", ""))
     if not found.get("count") or resolved.startswith("fuzzy") or found.get("ambiguous"):
