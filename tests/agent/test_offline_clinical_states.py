@@ -10,15 +10,10 @@ from typing import Any
 
 import pytest
 
-from fhirqa.agent.backends.offline import OfflineBackend
 from fhirqa.agent.backends.offline.clinical_state_plan import state_asked
 from fhirqa.agent.backends.offline.parser import parse
-from fhirqa.agent.composer import compose
-from fhirqa.agent.resolver import ConceptResolver
-from fhirqa.agent.tools import tool_specs
-from fhirqa.agent.tools.base import ToolContext
 
-from .test_tools_helpers import FakeRows, obs
+from .test_tools_helpers import obs, offline_answer
 
 NOW = datetime(2025, 6, 20, 8, 0, tzinfo=UTC)
 TEMP, SBP = "Body temperature", "Systolic blood pressure"
@@ -34,10 +29,7 @@ VIEWS = {"observation": OBSERVATIONS,
 
 
 def ask(question: str) -> dict[str, Any]:
-    ctx = ToolContext(patient_id="p1", now=NOW, data=FakeRows(VIEWS), resolve=ConceptResolver())
-    out = compose(OfflineBackend(), ctx, "system", f"Question: {question}\nNow: {NOW.isoformat()}", tool_specs())
-    assert out.final is not None, out.stop_reason
-    return {**out.final, "cited": {e.ref for e in ctx.evidence.values()}}
+    return offline_answer(question, VIEWS, NOW)
 
 
 def test_febrile_without_a_time_reads_the_last_24_hours_and_says_so() -> None:

@@ -9,15 +9,10 @@ from typing import Any
 
 import pytest
 
-from fhirqa.agent.backends.offline import OfflineBackend
 from fhirqa.agent.backends.offline.indication_plan import indication_asked
 from fhirqa.agent.backends.offline.parser import parse
-from fhirqa.agent.composer import compose
-from fhirqa.agent.resolver import ConceptResolver
-from fhirqa.agent.tools import tool_specs
-from fhirqa.agent.tools.base import ToolContext
 
-from .test_tools_helpers import FakeRows, med
+from .test_tools_helpers import med, offline_answer
 
 NOW = datetime(2025, 6, 20, 12, 0, tzinfo=UTC)
 MEDICATIONS = [
@@ -31,10 +26,7 @@ VIEWS = {"medication": MEDICATIONS,
 
 
 def ask(question: str) -> dict[str, Any]:
-    ctx = ToolContext(patient_id="p1", now=NOW, data=FakeRows(VIEWS), resolve=ConceptResolver())
-    out = compose(OfflineBackend(), ctx, "system", f"Question: {question}\nNow: {NOW.isoformat()}", tool_specs())
-    assert out.final is not None, out.stop_reason
-    return {**out.final, "cited": {e.ref for e in ctx.evidence.values()}}
+    return offline_answer(question, VIEWS, NOW)
 
 
 @pytest.mark.parametrize("question", ["why is she on Eliquis?", "what is the apixaban for?", "indication for eliquis?",

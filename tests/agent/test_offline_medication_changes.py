@@ -18,14 +18,11 @@ from typing import Any
 
 import pytest
 
-from fhirqa.agent.backends.offline import OfflineBackend
-from fhirqa.agent.composer import compose
 from fhirqa.agent.resolver import ConceptResolver
-from fhirqa.agent.tools import tool_specs
 from fhirqa.agent.tools.base import ToolContext
 from fhirqa.agent.tools.registry import execute
 
-from .test_tools_helpers import FakeRows, med, obs
+from .test_tools_helpers import FakeRows, med, obs, offline_answer
 
 NOW = datetime(2025, 6, 20, 12, 0, tzinfo=UTC)
 
@@ -62,10 +59,7 @@ def context(views: dict[str, list[dict[str, Any]]] | None = None) -> ToolContext
 
 
 def ask(question: str) -> dict[str, Any]:
-    ctx = context()
-    out = compose(OfflineBackend(), ctx, "system", f"Question: {question}\nNow: {NOW.isoformat()}", tool_specs())
-    assert out.final is not None, out.stop_reason
-    return out.final
+    return offline_answer(question, VIEWS, NOW)
 
 
 def test_the_tool_reads_starts_dose_changes_stops_and_finished_courses() -> None:

@@ -9,14 +9,9 @@ from typing import Any
 
 import pytest
 
-from fhirqa.agent.backends.offline import OfflineBackend
-from fhirqa.agent.composer import compose
 from fhirqa.agent.lexicon import Lexicon
-from fhirqa.agent.resolver import ConceptResolver
-from fhirqa.agent.tools import tool_specs
-from fhirqa.agent.tools.base import ToolContext
 
-from .test_tools_helpers import FakeRows, med
+from .test_tools_helpers import med, offline_answer
 
 NOW = datetime(2025, 6, 20, 12, 0, tzinfo=UTC)
 VIEWS = {"medication": [med("h1", "Hydrochlorothiazide 25 MG Oral Tablet", "request", "2020-01-05T00:00:00",
@@ -25,10 +20,7 @@ VIEWS = {"medication": [med("h1", "Hydrochlorothiazide 25 MG Oral Tablet", "requ
 
 
 def ask(question: str) -> dict[str, Any]:
-    ctx = ToolContext(patient_id="p1", now=NOW, data=FakeRows(VIEWS), resolve=ConceptResolver())
-    out = compose(OfflineBackend(), ctx, "system", f"Question: {question}\nNow: {NOW.isoformat()}", tool_specs())
-    assert out.final is not None, out.stop_reason
-    return out.final
+    return offline_answer(question, VIEWS, NOW)
 
 
 @pytest.mark.parametrize("phrase", ["cholesterol medicine", "cholesterol medicines", "cholesterol meds",

@@ -15,15 +15,10 @@ from typing import Any
 
 import pytest
 
-from fhirqa.agent.backends.offline import OfflineBackend
 from fhirqa.agent.backends.offline.conjunction_plan import item_parts
 from fhirqa.agent.backends.offline.parser import parse
-from fhirqa.agent.composer import compose
-from fhirqa.agent.resolver import ConceptResolver
-from fhirqa.agent.tools import tool_specs
-from fhirqa.agent.tools.base import ToolContext
 
-from .test_tools_helpers import FakeRows, med, obs
+from .test_tools_helpers import med, obs, offline_answer
 
 NOW = datetime(2025, 6, 20, 12, 0, tzinfo=UTC)
 K, MG, NA = "Potassium [Moles/volume] in Serum or Plasma", "Magnesium [Mass/volume] in Serum or Plasma", "Sodium"
@@ -51,10 +46,7 @@ VIEWS = {"observation": OBSERVATIONS, "medication": MEDICATIONS, "condition": CO
 
 
 def ask(question: str) -> dict[str, Any]:
-    ctx = ToolContext(patient_id="p1", now=NOW, data=FakeRows(VIEWS), resolve=ConceptResolver())
-    out = compose(OfflineBackend(), ctx, "system", f"Question: {question}\nNow: {NOW.isoformat()}", tool_specs())
-    assert out.final is not None, out.stop_reason
-    return {**out.final, "cited": {e.ref for e in ctx.evidence.values()}}
+    return offline_answer(question, VIEWS, NOW)
 
 
 @pytest.mark.parametrize("question", ["last K and Mg?", "latest K & Mg", "most recent potassium and magnesium?"])

@@ -9,16 +9,13 @@ from typing import Any
 
 import pytest
 
-from fhirqa.agent.backends.offline import OfflineBackend
 from fhirqa.agent.backends.offline.parser import parse
 from fhirqa.agent.backends.offline.therapy_days_plan import therapy_asked
-from fhirqa.agent.composer import compose
 from fhirqa.agent.resolver import ConceptResolver
-from fhirqa.agent.tools import tool_specs
 from fhirqa.agent.tools.base import ToolContext
 from fhirqa.agent.tools.registry import execute
 
-from .test_tools_helpers import FakeRows, med
+from .test_tools_helpers import FakeRows, med, offline_answer
 
 NOW = datetime(2025, 6, 20, 8, 0, tzinfo=UTC)
 VANC = "Vancomycin 1,000 mg IVPB"
@@ -45,10 +42,7 @@ VIEWS = {"medication": MEDICATIONS,
 
 
 def ask(question: str) -> dict[str, Any]:
-    ctx = ToolContext(patient_id="p1", now=NOW, data=FakeRows(VIEWS), resolve=ConceptResolver())
-    out = compose(OfflineBackend(), ctx, "system", f"Question: {question}\nNow: {NOW.isoformat()}", tool_specs())
-    assert out.final is not None, out.stop_reason
-    return out.final
+    return offline_answer(question, VIEWS, NOW)
 
 
 def test_courses_are_runs_of_doses_without_a_long_gap() -> None:

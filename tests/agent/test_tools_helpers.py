@@ -112,3 +112,17 @@ def fetch(ctx: ToolContext, view: str, **arguments: Any) -> str:
     result = call(ctx, "get_resources", view=view, **arguments)
     assert result["ok"], result
     return result["handle"]
+
+
+def offline_answer(question: str, views: dict[str, list[dict[str, Any]]], now: datetime) -> dict[str, Any]:
+    """The offline backend's final answer to ``question`` over ``views`` as of ``now``, with ``cited``: the
+    references of the evidence the answer rests on."""
+    from fhirqa.agent.backends.offline import OfflineBackend
+    from fhirqa.agent.composer import compose
+    from fhirqa.agent.resolver import ConceptResolver
+    from fhirqa.agent.tools import tool_specs
+
+    ctx = ToolContext(patient_id="p1", now=now, data=FakeRows(views), resolve=ConceptResolver())
+    out = compose(OfflineBackend(), ctx, "system", f"Question: {question}\nNow: {now.isoformat()}", tool_specs())
+    assert out.final is not None, out.stop_reason
+    return {**out.final, "cited": {e.ref for e in ctx.evidence.values()}}
