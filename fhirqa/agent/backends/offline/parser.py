@@ -120,7 +120,7 @@ class ParsedQuestion:
     now: datetime | None = None
     intent: str = "value"
     position: str = "last"  # first | last (value, time_of, after_drug)
-    aggregate: str | None = None  # mean | max | min | median | sum
+    aggregate: str | None = None  # mean | max | min | median | sum | range (min and max)
     entity: str = ""
     views: list[str] = field(default_factory=list)  # views to try, in order
     hinted: list[str] = field(default_factory=list)  # views the question's own words point at
@@ -185,6 +185,9 @@ _ASIDE = re.compile(r"(?:[?!;]|\s[-–—]+)\s*(?:(?:i|we)\s+)?(?:need(?:s|ed)? 
 
 
 def _normalize(text: str) -> str:
+    # "BPs", "BMIs", "ABGs": an acronym written in capitals with a small "s" is its plural (the lower-cased
+    # word would not lose its "s": "bmis" ends like "diagnosis")
+    text = re.sub(r"\b([A-Z][A-Z0-9]*[A-Z])s\b", r"\1", text)
     text = text.lower().replace("’", "'").replace("‘", "'")
     text = _ASIDE.sub(" ", text)
     for pattern, word in _WORD_VARIANTS.items():
@@ -844,7 +847,28 @@ def _active_list(pq: ParsedQuestion, kind: str) -> None:
     pq.window = None
 
 
+@lru_cache(maxsize=1)
+def _range_words() -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """(asks for the spread of values, names another range) from ``lexicon/value_series.json``."""
+    from fhirqa.project import lexicon_file
+
+    try:
+        spec = lexicon_file("value_series.json")
+    except OSError:
+        return None
+    return (re.compile("|".join(f"(?:{p})" for p in spec["range"])),
+            re.compile("|".join(f"(?:{p})" for p in spec["range_not"])))
+
+
+def asks_range(text: str) -> bool:
+    """True when ``text`` asks for the lowest and highest values ("BP range this year", "how variable is her sugar")."""
+    words = _range_words()
+    return words is not None and bool(words[0].search(text)) and not words[1].search(text)
+
+
 def _aggregate(text: str) -> str | None:
+    if asks_range(text):
+        return "range"  # before max/min: "highest and lowest" asks for both
     for op, pattern in (
         ("mean", r"\baverag\w*|\bmean\b|\bavg\b|\btypical\b"),
         ("median", r"\bmedian\b"),
@@ -1003,6 +1027,8 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
     text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
     if (setting := setting_words()) is not None:
         text = setting.sub(" ", text)  # "anticoagulation at home": the drug class, taken at home
+    if pq.aggregate == "range" and (words := _range_words()) is not None:
+        text = words[0].sub(" ", text)  # "BP range", "how variable": the statistic, not the item
     if pq.aggregate in ("max", "min"):  # "how low did her K get": the frame, not the item
         text = re.sub(r"^how (?:low|high|small|big|far (?:up|down))\b", " ", text)
     text = re.sub(r"\bback\b(?=\s+(?:in|during|around|when|then)\b|\s*[?.!]*\s*$)", " ", text)  # "back in 1976"

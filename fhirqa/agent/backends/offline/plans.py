@@ -31,6 +31,7 @@ from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_q
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
+from fhirqa.agent.backends.offline.series_plan import plan_series, series_asked
 from fhirqa.agent.backends.offline.summary_plan import (
     any_records_view,
     as_written,
@@ -574,6 +575,9 @@ def plan(pq: ParsedQuestion) -> Plan:
     if changes is not None:  # "any med changes in the last 6 months?", "was metformin stopped?": the orders over time
         yield from plan_medication_changes(pq, *changes)
         return
+    series = series_asked(pq)
+    if series is not None and (yield from plan_series(pq, series)):  # "list her weights since 2018": the values
+        return
     # a visit's note named ("was imaging mentioned in the Jan 7 note?") is a question about the note, not the records
     # "NKDA?" / "no known drug allergies?" is a yes/no about the allergy list's categories, not a list of one kind
     absent = pq.intent == "active_list" and pq.aggregate == "absent"
@@ -893,21 +897,69 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
         return
     view, handle, found = got.view, got.handle, got.found
     window = f" {pq.window.label}" if pq.window else ""
-    if pq.aggregate in ("max", "min"):
-        row = _row((yield ("find_extreme", {"records": handle, "mode": pq.aggregate})))
-        value, unit = _row_value(view, row)
-        word = "highest" if pq.aggregate == "max" else "lowest"
-        converted, to = _asked_unit(pq, value, unit)
-        also = f" = {_with_unit(converted, to)}" if to != unit else ""
-        yield final([converted], f"The {word} {label(row, pq.entity)}{window} was {_shown(row, value, unit)}{also} on "
-                    f"{_day(row.get('time'))}.", unit=to)
+    # "average BP": systolic and diastolic each get their own statistic, never one over both
+    handles = (yield from analyte_handles(view, handle)) if view == "observation" else [handle]
+    if pq.aggregate == "range":
+        yield from _plan_range(pq, view, handles, window)
         return
-    result = yield ("aggregate", {"records": handle, "op": pq.aggregate})
-    result = {**result, **dict(zip(("value", "unit"), _asked_unit(pq, result["value"], result.get("unit")), strict=True))}
-    unit = result.get("unit")
+    answers: list[Any] = []
+    texts: list[str] = []
+    units: set[str | None] = set()
+    if pq.aggregate in ("max", "min"):
+        word = "highest" if pq.aggregate == "max" else "lowest"
+        for each in handles:
+            row = _row((yield ("find_extreme", {"records": each, "mode": pq.aggregate})))
+            value, unit = _row_value(view, row)
+            converted, to = _asked_unit(pq, value, unit)
+            also = f" = {_with_unit(converted, to)}" if to != unit else ""
+            answers.append(converted)
+            units.add(to)
+            texts.append(f"The {word} {label(row, pq.entity)}{window} was {_shown(row, value, unit)}{also} on "
+                         f"{_day(row.get('time'))}.")
+        yield final(answers, " ".join(texts), unit=units.pop() if len(units) == 1 else None)
+        return
     word = {"mean": "average", "median": "median", "sum": "total"}.get(pq.aggregate or "", pq.aggregate or "")
-    yield final([result["value"]], f"The {word} {', '.join(found.get('items') or [pq.entity])}{window} was "
-                f"{_with_unit(result['value'], unit)} over {result.get('n', '?')} values.", unit=unit)
+    for each in handles:
+        result = yield ("aggregate", {"records": each, "op": pq.aggregate})
+        value, unit = _asked_unit(pq, result["value"], result.get("unit"))
+        if len(handles) > 1:
+            names = yield ("extract_field_value", {"records": each, "field": name_field(view), "distinct": True})
+            items = [str(v["value"]) for v in names.get("values", []) if isinstance(v, dict)]
+        else:
+            items = found.get("items") or [pq.entity]
+        answers.append(value)
+        units.add(unit)
+        texts.append(f"The {word} {', '.join(items)}{window} was {_with_unit(value, unit)} over "
+                     f"{result.get('n', '?')} values.")
+    yield final(answers, " ".join(texts), unit=units.pop() if len(units) == 1 else None)
+
+
+def _plan_range(pq: ParsedQuestion, view: str, handles: list[str], window: str) -> Plan:
+    """The lowest and the highest value (each with its day) per analyte: "BP range this year"."""
+    answers: list[Any] = []
+    texts: list[str] = []
+    units: set[str | None] = set()
+    for each in handles:
+        low = _row((yield ("find_extreme", {"records": each, "mode": "min"})))
+        high = _row((yield ("find_extreme", {"records": each, "mode": "max"})))
+        if not low or not high:
+            continue
+        (lo, unit), (hi, _) = _row_value(view, low), _row_value(view, high)
+        units.add(unit)
+        counted = yield ("aggregate", {"records": each, "op": "count"})
+        n = counted.get("value")
+        name = label(high, pq.entity)
+        if low.get("ref") == high.get("ref") and lo == hi:
+            answers.append(lo)
+            texts.append(f"Only one {name} value{window}: {_shown(high, hi, unit)} on {_day(high.get('time'))}.")
+            continue
+        answers += [lo, hi]
+        texts.append(f"{name}{window} ranged from {_shown(low, lo, unit)} on {_day(low.get('time'))} to "
+                     f"{_shown(high, hi, unit)} on {_day(high.get('time'))}" + (f" ({n} values)." if n else "."))
+    if not answers:
+        yield final([], f"No numeric {_entity_label(pq)} values{window}.", status="no-data")
+        return
+    yield final(answers, " ".join(texts), unit=units.pop() if len(units) == 1 else None)
 
 
 def plan_count(pq: ParsedQuestion) -> Plan:
@@ -1089,19 +1141,9 @@ def _first_last(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], list[tupl
     view, handle = got.view, got.handle
     first = _row((yield ("get_by_index", {"records": handle, "index": 0})))
     last = _row((yield ("get_by_index", {"records": handle, "index": -1})))
-    field = name_field(view)
     handles = [handle]
-    if first.get(field) != last.get(field):
-        names = yield ("extract_field_value", {"records": handle, "field": field, "distinct": True})
-        analytes = _analytes([str(v["value"]) for v in names.get("values", []) if isinstance(v, dict)])
-        if len(analytes) > 1:  # systolic and diastolic; not two names of one test (two eGFR codes are one series)
-            handles = []
-            for members in list(analytes.values())[:_MAX_ITEMS_COMPARED]:
-                one = handle
-                for other in (n for group in analytes.values() if group is not members for n in group):
-                    narrowed = yield ("filter_by_value", {"records": one, "op": "!=", "value": other, "field": field})
-                    one = narrowed.get("handle") or one
-                handles.append(one)
+    if first.get(name_field(view)) != last.get(name_field(view)):
+        handles = yield from analyte_handles(view, handle)
     out: list[tuple[Any, ...]] = []
     single: Call | None = None
     for each in handles:
@@ -1130,6 +1172,27 @@ def _first_last(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], list[tupl
 _MAX_ITEMS_COMPARED = 4  # "BP": systolic and diastolic; a phrase naming a few analytes
 
 
+def analyte_handles(view: str, handle: str) -> Generator[Call, dict[str, Any], list[str]]:
+    """``handle`` cut into one set per analyte it holds (systolic and diastolic for "BP"), or ``[handle]``.
+
+    Names of one test (two eGFR codes) stay one set; a statistic, a series or a comparison is then computed
+    per analyte, never over the systolic and diastolic values together.
+    """
+    field = name_field(view)
+    names = yield ("extract_field_value", {"records": handle, "field": field, "distinct": True})
+    analytes = _analytes([str(v["value"]) for v in names.get("values", []) if isinstance(v, dict)])
+    if len(analytes) < 2:
+        return [handle]
+    handles = []
+    for members in list(analytes.values())[:_MAX_ITEMS_COMPARED]:
+        one = handle
+        for other in (n for group in analytes.values() if group is not members for n in group):
+            narrowed = yield ("filter_by_value", {"records": one, "op": "!=", "value": other, "field": field})
+            one = narrowed.get("handle") or one
+        handles.append(one)
+    return handles
+
+
 def _analytes(names: list[str]) -> dict[str, list[str]]:
     """Item names grouped by what the lexicon reads them as (its first reading, else the name itself): names of one
     test (two eGFR codes) share a group, the parts of a panel (systolic, diastolic) do not."""
@@ -1140,7 +1203,23 @@ def _analytes(names: list[str]) -> dict[str, list[str]]:
     for name in names:
         readings = lexicon.expand(name)
         groups.setdefault(readings[0].term if readings else name, []).append(name)
-    return groups
+    # A panel's parts in the order the panel is written (systolic before diastolic: "120/80")
+    order = _component_order()
+    ranked = sorted(groups.items(), key=lambda kv: min(order.get(n.lower(), len(order)) for n in kv[1]))
+    return dict(ranked)
+
+
+@lru_cache(maxsize=1)
+def _component_order() -> dict[str, int]:
+    """Position of each panel component name in its panel (lexicon ``components``), lower-cased."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    order: dict[str, int] = {}
+    for entries in Lexicon.load().data.values():
+        for entry in entries.get("entries", []) if isinstance(entries, dict) else []:
+            for i, name in enumerate(entry.get("components") or [] if isinstance(entry, dict) else []):
+                order.setdefault(str(name).lower(), i)
+    return order
 
 
 def plan_change(pq: ParsedQuestion) -> Plan:
