@@ -161,6 +161,8 @@ class Patient:
             text = base64.b64decode(att["data"]).decode() if "data" in att else ""
             self.notes.append((ts(r["date"]), text, r["id"]))
         self.notes.sort(key=lambda n: n[0])
+        # a drug named only in a note (a plan line, a home med list) still counts as "in the record"
+        self.raw += "\n".join(n[1] for n in self.notes).lower()
 
     # ---- windows (closed intervals of instants) -------------------------------------------------
     def vals(self, item, lo=None, hi=None):
@@ -341,7 +343,7 @@ def build_patient(b: Builder, p: Patient):
         v = stable(lambda lo, hi, item=item: latest(p, item, lo, hi) or ("none",), now - hours * H, now)
         if v is not None:
             n = nm(item)
-            q = r.choice([f"{n} in the last {hours}h?", f"any {n} drawn in the past {hours} hrs - value?", f"{n} last {hours} hours"])
+            q = r.choice([f"{n} in the last {hours}h?", f"{n} value from the past {hours} hrs?", f"{n} last {hours} hours"])
             if v == ("none",):
                 ask(now, "window", f"last{hours}h/{item}-empty", q, "number", [], [], "no-data")
             else:
@@ -453,9 +455,9 @@ def build_patient(b: Builder, p: Patient):
         if item == "K":
             c = len(p.vals(item, start, am))
         elif item == "FSBG":
-            c = stable(lambda lo, hi: len(p.vals(item, lo, hi)), am - 24 * H, am)
+            c = stable(lambda lo, hi, item=item: len(p.vals(item, lo, hi)), am - 24 * H, am)
         else:
-            c = night(lambda lo, hi: len(p.vals(item, lo, hi)))
+            c = night(lambda lo, hi, item=item: len(p.vals(item, lo, hi)))
         if c is not None and (c > 0 or item != "FSBG") and r.random() < 0.5:
             ask(am, "count_total", f"count/{item}", r.choice(forms), "count", [c], [])
 
