@@ -171,6 +171,12 @@ class Lexicon:
                 for member in entry.get("members", []):
                     if member != entry["term"]:
                         self._add(alias, self._expansion(member, (), "procedure_class", alias, {"group": entry["term"]}))
+                if entry.get("name_parts"):
+                    # A class named by the parts of its members' words ("-ectomy", "repair": an operation): the
+                    # resolver unions every name holding one, save those holding a part of ``not_parts``.
+                    parts = {"group": entry["term"], "name_parts": list(entry["name_parts"]),
+                             "not_parts": list(entry.get("not_parts", []))}
+                    self._add(alias, self._expansion(entry["term"], (), "procedure_class", alias, parts))
         for entry in self.data["immunizations"]["entries"]:
             # A vaccine word may mean several products (a tetanus shot: Td, Tdap or DTaP): each member
             # is one reading of source "vaccine_class", which the resolver unions.

@@ -117,6 +117,16 @@ def stem(token: str) -> str:
     return token
 
 
+def _named_by_parts(expansion: object, names: Iterable[str]) -> list[str]:
+    """Names holding a word part of a class the lexicon defines by its members' words ("-ectomy" for an operation),
+    and none of its ``not_parts`` ("referral", "evaluation": about an operation, not one)."""
+    detail = getattr(expansion, "detail", None) or {}
+    parts, refused = detail.get("name_parts") or (), detail.get("not_parts") or ()
+    if not parts:
+        return []
+    return [n for n in names if any(p in n.lower() for p in parts) and not any(r in n.lower() for r in refused)]
+
+
 def _containment(phrase_tokens: list[str], names: Iterable[str], lenient: bool = True,
                  form: Callable[[str], str] | None = None) -> list[tuple[float, str]]:
     """Names whose core holds every phrase token (or, ``lenient``, is held by the phrase), scored by tightness.
@@ -241,7 +251,7 @@ class ConceptResolver:
             source = getattr(expansion, "source", "")
             coded = [n for n in names if set(getattr(expansion, "codes", ()) or ()) & codes.get(n, set())]
             scored = _containment(_phrase_tokens(getattr(expansion, "term", "")), names, lenient=False)
-            hits = coded or [n for _, n in scored] or self._named_by_alias(expansion, names)
+            hits = coded or [n for _, n in scored] or self._named_by_alias(expansion, names) or _named_by_parts(expansion, names)
             if not hits:
                 continue
             if source.endswith("class") or any(getattr(e, "source", "").endswith("class") for e in expansions):

@@ -27,6 +27,7 @@ from fhirqa.agent.backends.offline.event_window_plan import condition_onset
 from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_growth
 from fhirqa.agent.backends.offline.indication_plan import indication_asked, plan_indication
 from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
+from fhirqa.agent.backends.offline.normality_plan import normality_asked, plan_normality
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
@@ -528,6 +529,9 @@ def plan(pq: ParsedQuestion) -> Plan:
     if parts is not None:  # "last K and Mg?", "any history of MI or stroke?": each item asked, the answers joined
         yield from plan_parts(pq, parts)
         return
+    normality = normality_asked(pq)
+    if normality is not None and (yield from plan_normality(pq, normality)):  # "is her K normal?", "BP high?"
+        return
     snapshot = snapshot_kind(pq)
     if snapshot is not None:  # "brief summary of this patient", "who is his PCP?": the record as a whole
         yield from plan_snapshot(pq, snapshot)
@@ -808,6 +812,14 @@ def plan_value(pq: ParsedQuestion) -> Plan:
         yield from plan_latest_of_kind(pq, view, handle)
         return
     how = str(found.get("resolved_by", ""))
+    if how == "lexicon:class" and view != "observation" and _asks_which(pq):
+        # "what surgeries has she had?", "PSH?": the class's members in the record, each once (not the latest one)
+        names = yield ("extract_field_value", {"records": handle, "field": name_field(view), "distinct": True})
+        values = [v["value"] for v in names.get("values", []) if isinstance(v, dict)]
+        total = names.get("count") or len(values)
+        yield final([], f"{total} in the record: {'; '.join(map(str, values))}{_more(names, len(values))}.",
+                    list_from=handle, list_field=name_field(view))
+        return
     # Names one lexicon concept resolved to are one analyte ("WBC Auto" and "Leukocytes … Automated count");
     # a panel's components are several (systolic, diastolic), and so are a lab group's member tests ("CBC")
     one_concept = how.startswith("lexicon") and "components" not in how and not (view == "observation" and how == "lexicon:class")
@@ -841,6 +853,14 @@ def plan_value(pq: ParsedQuestion) -> Plan:
             parts[0] += f" = {_with_unit(converted, to)}"
             answers, unit = [converted], to
     yield final(answers, f"The {word} {'; '.join(parts)}{anchored}.", unit=unit if len(answers) == 1 else None)
+
+
+def _asks_which(pq: ParsedQuestion) -> bool:
+    """"What/which X has she had?", "list her X", "X history": every member of a class, not the latest one."""
+    text = " ".join(pq.text.lower().split())
+    if re.search(r"\b(?:last|latest|most recent|first|current|currently|recent|now)\b", text):
+        return False
+    return bool(re.match(r"^(?:what|which|list|name|show)\b", text) or re.search(r"\b(?:history|hx|psh)\b", text))
 
 
 def item_groups(items: list[str]) -> list[list[str]]:

@@ -84,17 +84,20 @@ def plan_series(pq: ParsedQuestion, asked: Series) -> Generator[Call, dict[str, 
     One read of the whole set, newest first (or oldest, for "the first 3"): the rows a tool result shows at once
     are the ones listed, and the count says how many there are.
     """
-    from fhirqa.agent.backends.offline.plans import Scope, _entity_label, scoped
+    from fhirqa.agent.backends.offline.plans import _empty_window, _entity_label, find_records, windowed
 
     pq.entity = _without_count_words(pq.entity)
-    got = yield from scoped(pq, f"{_entity_label(pq)} results")
-    if not isinstance(got, Scope):
-        yield got
+    found = yield from find_records(pq, views=["observation"])
+    if found is None or not found[1].get("count") or found[1].get("ambiguous"):
+        return False  # not a result: the question's other plans answer it
+    handle = found[1]["handle"]
+    filtered = yield from windowed(pq, handle)
+    if filtered.get("count") == 0:
+        yield _empty_window(pq, f"{_entity_label(pq)} results", filtered)
         return True
-    if got.view != "observation":
-        return False
-    ordered = yield ("sort_records", {"records": got.handle, "descending": not asked.first})
-    listed = ordered.get("handle") or got.handle
+    handle = filtered.get("handle") or handle
+    ordered = yield ("sort_records", {"records": handle, "descending": not asked.first})
+    listed = ordered.get("handle") or handle
     values = yield ("extract_field_value", {"records": listed, "field": "value"})
     if not values.get("count"):
         values = yield ("extract_field_value", {"records": listed, "field": "value_string"})
