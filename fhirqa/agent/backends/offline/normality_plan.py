@@ -227,7 +227,6 @@ def _final(pq: ParsedQuestion, asked: str, verdicts: list[_Verdict]) -> Call:
     answer = {"normal": not outside, "abnormal": bool(outside), "high": "high" in judged, "low": "low" in judged,
               "controlled": "high" not in judged, "uncontrolled": "high" in judged}[asked]
     if asked in ("high", "low") and "abnormal" in judged and asked not in judged:
-        answer = None  # flagged abnormal without a direction: not a yes or a no to "high?"
-    if answer is None:
+        # flagged abnormal without a direction: not a yes or a no to "high?"
         return final([], "Abnormal, direction not given: " + "; ".join(parts) + ".", status="no-data")
     return final([answer], f"{'Yes' if answer else 'No'}: " + "; ".join(parts) + ".")

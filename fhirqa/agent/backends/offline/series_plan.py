@@ -110,7 +110,8 @@ def plan_series(pq: ParsedQuestion, asked: Series) -> Generator[Call, dict[str, 
 
 def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The listed rows of an ``extract_field_value`` result, with the columns every row shares put back."""
-    shared = result.get("values_share") if isinstance(result.get("values_share"), dict) else {}
+    share = result.get("values_share")
+    shared: dict[str, Any] = share if isinstance(share, dict) else {}
     return [{**shared, **v} for v in result.get("values") or [] if isinstance(v, dict)]
 
 
