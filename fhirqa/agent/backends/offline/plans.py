@@ -30,6 +30,7 @@ from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_m
 from fhirqa.agent.backends.offline.normality_plan import normality_asked, plan_normality
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
+from fhirqa.agent.backends.offline.purpose_plan import ask_as_class, purpose_class
 from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
 from fhirqa.agent.backends.offline.series_plan import plan_series, series_asked
@@ -521,6 +522,9 @@ def plan(pq: ParsedQuestion) -> Plan:
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
         return
+    drug_class = purpose_class(pq)
+    if drug_class is not None:  # "is she on anything for pain?": the question about the class that treats it
+        ask_as_class(pq, drug_class)
     clinical = state_asked(pq)
     if clinical is not None:  # "is she febrile?", "any hypotension in the last 24h?": a threshold on a measurement
         yield from plan_clinical_state(pq, clinical)
@@ -812,6 +816,11 @@ def plan_value(pq: ParsedQuestion) -> Plan:
         yield from plan_latest_of_kind(pq, view, handle)
         return
     how = str(found.get("resolved_by", ""))
+    if how == "lexicon:class" and view == "medication" and re.search(r"\b(?:is|are|am)\b.*\b(?:on|taking)\b", pq.text.lower()) \
+            and _asks_which(pq):
+        pq.list_kind = "medication"  # "what statins is she on?": the class's members on the active list
+        yield from plan_active_list(pq)
+        return
     if how == "lexicon:class" and view != "observation" and _asks_which(pq):
         # "what surgeries has she had?", "PSH?": the class's members in the record, each once (not the latest one)
         names = yield ("extract_field_value", {"records": handle, "field": name_field(view), "distinct": True})
@@ -1573,9 +1582,14 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
     view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
     at = pq.at_time or pq.now
     when = f"on {pq.at_time.date()}" if pq.at_time else "currently"
+    drug = _drug_entity(pq) if view == "medication" else None
     if view == "medication":
-        found = yield ("get_resources", {"view": "medication", "kind": "request"})
+        # "what antihypertensives is she taking?": the active list of that class (or drug) only
+        found = yield ("get_resources", {"view": "medication", "kind": "request", **({"item": drug} if drug else {})})
         if not found.get("count"):
+            if drug and pq.aggregate != "absent":
+                yield final([0] if pq.aggregate == "count" else [], f"No {drug} orders in the record.")
+                return
             yield _no_entries(pq, "The record has no medication orders.")
             return
         if pq.at_time is None:
@@ -1601,19 +1615,29 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
     if pq.aggregate == "absent":  # "NKDA?": whether the list holds no item of the category asked
         yield from _none_of_category(pq, view, active, when)
         return
+    kind = (drug if drug.endswith("s") else f"{drug}s") if drug else _plural(pq.list_kind or view)
     if not active.get("count"):
-        yield final([0] if pq.aggregate == "count" else [], f"No active {_plural(pq.list_kind or view)} {when}.")
+        yield final([0] if pq.aggregate == "count" else [], f"No active {kind} {when}.")
         return
     names = yield ("extract_field_value", {"records": active["handle"], "field": name_field(view), "distinct": True})
     values = [v["value"] for v in names.get("values", []) if isinstance(v, dict)]  # not the "… N more" marker
     more = _more(names, len(values))
     if pq.aggregate == "count":  # "# active meds?": distinct items on the current list (a renewal is one drug)
         total = names.get("count") or len(values)
-        yield final([total], f"{total} active {_plural(pq.list_kind or view)} {when}: {'; '.join(map(str, values))}{more}.")
+        yield final([total], f"{total} active {kind} {when}: {'; '.join(map(str, values))}{more}.")
         return
     # The answer holds every item (list_from), not only the ones the preview showed.
-    yield final([], f"Active {_plural(pq.list_kind or view)} {when}: {'; '.join(map(str, values))}{more}.",
+    yield final([], f"Active {kind} {when}: {'; '.join(map(str, values))}{more}.",
                 list_from=active["handle"], list_field=name_field(view))
+
+
+def _drug_entity(pq: ParsedQuestion) -> str | None:
+    """The drug or drug class a medication list question names ("what statins is she on?"), None for the whole list."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    if not pq.entity:
+        return None
+    return Lexicon.load().drug_phrase(pq.entity.lower().split())
 
 
 def _no_entries(pq: ParsedQuestion, text: str) -> Call:
