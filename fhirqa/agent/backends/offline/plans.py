@@ -44,6 +44,7 @@ from fhirqa.agent.backends.offline.summary_plan import (
     snapshot_kind,
     with_visit_codes,
 )
+from fhirqa.agent.backends.offline.then_now_plan import plan_then_now, then_now_asked
 from fhirqa.agent.backends.offline.therapy_days_plan import plan_therapy_days, therapy_asked
 from fhirqa.agent.backends.offline.timephrases import Anchor, Window, anchor_words
 from fhirqa.agent.backends.offline.visit_plan import plan_visit, visit_question
@@ -582,6 +583,9 @@ def plan(pq: ParsedQuestion) -> Plan:
     changes = changes_asked(pq)
     if changes is not None:  # "any med changes in the last 6 months?", "was metformin stopped?": the orders over time
         yield from plan_medication_changes(pq, *changes)
+        return
+    then = then_now_asked(pq)
+    if then is not None and (yield from plan_then_now(pq, then)):  # "A1c now vs a year ago": the latest against then
         return
     series = series_asked(pq)
     if series is not None and (yield from plan_series(pq, series)):  # "list her weights since 2018": the values
