@@ -410,9 +410,16 @@ def _encounter_class_named(pq: ParsedQuestion) -> str | None:
 
 def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None) -> Final:
     """Answer ``pq`` over ``data`` (``person``: the patient's demographics, for age and demographic questions)."""
+    from fhirqa.agent.backends.offline.clinical_state_plan import state_asked
+    from fhirqa.sql import frames
     from fhirqa.sql.offline_intents import INTENTS, encounter_diagnoses
     from fhirqa.sql.reading import STAY_ANCHORS, diagnosis_question
 
+    state = state_asked(pq)  # "is she febrile?" is one state, before "febrile and tachycardic" is two items
+    if state is None:
+        several = frames.several_items(pq, data, lambda part: compile_and_answer(part, data, person))
+        if several is not None:  # "last K and Mg?": each item asked, the answers joined
+            return several
     compiler = Compiler(pq, data)
     compiler.person = person  # type: ignore[attr-defined]
     _encounter_word_as_window(compiler)
@@ -425,6 +432,14 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
             kind = "ICU stay" if pq.window.anchor == "icu_stay" else "inpatient or emergency encounter"
             return final([], f"The record has no {kind} to anchor '{pq.window.label}' to.", status="no-data")
         pq.window = stay
+    missing = frames.place_event(pq, data, person)  # "aspirin after the stroke": the stroke's onset starts the window
+    if missing is not None:
+        return missing
+    if state is not None:
+        return frames.clinical_state(pq, data, state, lambda asked: _compiler(asked, data, person))
+    over_time = frames.medication_frame(pq, data, person)  # med changes, days of therapy: the orders over time
+    if over_time is not None:
+        return over_time
     if not pq.encounter_class and pq.entity and pq.intent not in ("after_drug", "daily_dose", "active_list", "active_check"):
         named = _encounter_class_named(pq)
         items = [v for v in pq.views if v != "encounter"]
@@ -439,6 +454,13 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
         return answer(compiler)
     handler = INTENTS.get(pq.intent, INTENTS["value"])
     return handler(compiler)
+
+
+def _compiler(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Compiler:
+    """A compiler for ``pq`` with the patient's demographics."""
+    compiler = Compiler(pq, data)
+    compiler.person = person  # type: ignore[attr-defined]
+    return compiler
 
 
 def _encounter_word_as_window(c: Compiler) -> None:
