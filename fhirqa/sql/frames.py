@@ -45,6 +45,7 @@ class RowTools:
         self.data = data
         self.rows = RelationalPatientRows(data.con, data.schema, person, data.now)
         # names resolve as the SQL writer resolves them (codes from the database, the lexicon's other names)
+        self.cited: list[Any] = []  # the evidence the last plan step cited
         self.ctx = ToolContext(patient_id=person.patient_id, now=data.now, data=self.rows, resolve=data.resolve_among)
 
     def drive(self, steps: Generator[Call, dict[str, Any], Any]) -> Any:
@@ -62,6 +63,7 @@ class RowTools:
             self._hand_over()
 
     def _hand_over(self) -> None:
+        self.cited = list(self.ctx.evidence.values())
         for key, evidence in self.ctx.evidence.items():
             self.data.evidence.setdefault(key, evidence)
         self.ctx.evidence.clear()
@@ -75,27 +77,30 @@ def tools_for(data: SqlPatient, person: Any) -> RowTools | None:
 
 
 # -- event windows ------------------------------------------------------------------------------------------
-def place_event(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | None:
+def place_event(pq: ParsedQuestion, data: SqlPatient, person: Any) -> tuple[Final | None, str]:
     """Resolve the question's event-anchored window ("after the stroke", "after the CABG", "since the PE") to dates,
-    in place; the final answer when the event cannot be placed (the record lacks it), else None."""
+    in place. Returns (the final answer when the event cannot be placed: the record lacks it, else None; the words
+    that say which event and date the window was read from, for the answer's text)."""
     from fhirqa.agent.backends.offline.plans import event_window
     from fhirqa.sql.offline_sql import final
 
     window = pq.window
     if window is None or window.anchor != "event" or window.event is None:
-        return None
+        return None, ""
     tools = tools_for(data, person)
     if tools is None:
-        return None
+        return None, ""
     if pq.now is None:
         pq.now = data.now
     placed = tools.drive(event_window(pq))
     if isinstance(placed, Window):
         pq.window = placed
-        return None
+        events = [e for e in tools.cited if e.label]
+        by = f", from {events[-1].label} ({events[-1].ref})" if events else ""
+        return None, f" (Window: {placed.label}{by}.)"
     what = pq.entity or "records"
     return final([], f"No {what} {window.label}: {placed}; the question was not answered over all time.",
-                 status="no-data")
+                 status="no-data"), ""
 
 
 # -- clinical states ----------------------------------------------------------------------------------------

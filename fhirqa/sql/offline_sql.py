@@ -412,7 +412,7 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
     """Answer ``pq`` over ``data`` (``person``: the patient's demographics, for age and demographic questions)."""
     from fhirqa.agent.backends.offline.clinical_state_plan import state_asked
     from fhirqa.sql import frames
-    from fhirqa.sql.offline_intents import INTENTS, encounter_diagnoses
+    from fhirqa.sql.offline_intents import encounter_diagnoses
     from fhirqa.sql.reading import STAY_ANCHORS, diagnosis_question
 
     state = state_asked(pq)  # "is she febrile?" is one state, before "febrile and tachycardic" is two items
@@ -432,9 +432,21 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
             kind = "ICU stay" if pq.window.anchor == "icu_stay" else "inpatient or emergency encounter"
             return final([], f"The record has no {kind} to anchor '{pq.window.label}' to.", status="no-data")
         pq.window = stay
-    missing = frames.place_event(pq, data, person)  # "aspirin after the stroke": the stroke's onset starts the window
+    missing, placed = frames.place_event(pq, data, person)  # "aspirin after the stroke": the stroke's onset starts it
     if missing is not None:
         return missing
+    result = _answer_placed(compiler, state, data, person)
+    if placed and result.get("text"):  # the answer says which event (and date) its window hangs on
+        result["text"] = f"{result['text']}{placed}"
+    return result
+
+
+def _answer_placed(compiler: Compiler, state: dict[str, Any] | None, data: SqlPatient, person: Any) -> Final:
+    """The question once its window is placed: a clinical state, a medication frame or the parsed intent."""
+    from fhirqa.sql import frames
+    from fhirqa.sql.offline_intents import INTENTS
+
+    pq = compiler.pq
     if state is not None:
         return frames.clinical_state(pq, data, state, lambda asked: _compiler(asked, data, person))
     over_time = frames.medication_frame(pq, data, person)  # med changes, days of therapy: the orders over time

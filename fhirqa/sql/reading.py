@@ -100,7 +100,9 @@ def _icu_stay(pq: ParsedQuestion) -> None:
 def diagnosis_question(pq: ParsedQuestion) -> tuple[bool, bool] | None:
     """``(principal only, first encounter)`` when the question asks for the diagnoses of one encounter ("diagnoses
     of the last admission", "primary dx last admit"), else None. The item phrase must hold nothing but these words."""
-    if pq.intent not in ("value", "list_items") or not (pq.encounter_class or (pq.window and pq.window.anchor)):
+    # an event's window ("labs before the CAD dx") is not an encounter: its diagnosis word names the event
+    stay = pq.window is not None and pq.window.anchor is not None and pq.window.anchor != "event"
+    if pq.intent not in ("value", "list_items") or not (pq.encounter_class or stay):
         return None
     dx = words()["diagnoses"]
     text = " ".join(tokens(pq.text))

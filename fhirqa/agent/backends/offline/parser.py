@@ -286,7 +286,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     if pq.window is None and (start := _stay_start(rest)) is not None:
         rest, at_stay_start = start, True  # "K on admit": the first value of the stay (the window is read below)
     event = condition_event(rest) if pq.window is None and pq.intent != "after_drug" else None
-    if event is not None and (_has_item(outside := rest[: event[1]] + " " + rest[event[2] :]) or _says_started(outside)):
+    if event is not None and (_has_item(outside := rest[: event[1]] + " " + rest[event[2] :]) or _says_started(outside)
+                              or _RECORD_KINDS.search(outside)):
         # "aspirin after the stroke", "meds started since the MI": a window dated by the condition's onset
         pq.window, rest = event[0], rest[: event[1]] + " " + rest[event[2] :]
     time_match = find_window(rest, now) if pq.window is None else None
@@ -725,6 +726,11 @@ def _unit_naming_item(text: str, match: Any, now: datetime) -> tuple[str, str] |
         return None
     term = str(items[0].term).lower()
     return text[: match.end - len(unit)] + term + text[match.end :], term
+
+
+# kinds of record a question may ask for without naming an item ("labs before the MI", "any meds since the stroke?")
+_RECORD_KINDS = re.compile(r"\b(?:labs?|lab (?:work|tests?|results?)|blood ?work|blood tests?|meds?|"
+                           r"medications?|drugs|prescriptions|procedures|vaccines|immuni[sz]ations)\b")
 
 
 def _has_item(text: str) -> bool:
