@@ -23,6 +23,7 @@ Every row these steps read is cited with its table and row key, in the same evid
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from datetime import datetime
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
@@ -81,7 +82,7 @@ def place_event(pq: ParsedQuestion, data: SqlPatient, person: Any) -> tuple[Fina
     """Resolve the question's event-anchored window ("after the stroke", "after the CABG", "since the PE") to dates,
     in place. Returns (the final answer when the event cannot be placed: the record lacks it, else None; the words
     that say which event and date the window was read from, for the answer's text)."""
-    from fhirqa.agent.backends.offline.plans import event_window
+    from fhirqa.agent.backends.offline.plans import event_bounds, event_window
     from fhirqa.sql.offline_sql import final
 
     window = pq.window
@@ -92,7 +93,13 @@ def place_event(pq: ParsedQuestion, data: SqlPatient, person: Any) -> tuple[Fina
         return None, ""
     if pq.now is None:
         pq.now = data.now
-    placed = tools.drive(event_window(pq))
+    if window.event.event == "stay":  # an inpatient stay: its class as the SQL writer reads it (OMOP 262 is one too)
+        dated = _stay_dates(data, window.event)
+        placed = event_bounds(pq, *dated) if isinstance(dated, tuple) else dated
+        tools.cited = [e for e in data.evidence.values() if e.field.endswith(("admittime", "start_datetime", "start_date",
+                                                                              ".time", "edregtime"))][-1:]
+    else:
+        placed = tools.drive(event_window(pq))
     if isinstance(placed, Window):
         pq.window = placed
         events = [e for e in tools.cited if e.label]
@@ -101,6 +108,34 @@ def place_event(pq: ParsedQuestion, data: SqlPatient, person: Any) -> tuple[Fina
     what = pq.entity or "records"
     return final([], f"No {what} {window.label}: {placed}; the question was not answered over all time.",
                  status="no-data"), ""
+
+
+def _stay_dates(data: SqlPatient, anchor: Any) -> tuple[datetime, datetime | None] | str:
+    """(start, end) of the inpatient stay an anchor names ("during the last admission", "after the admission before
+    last", "between the last two admissions": the end of the one before and the start of the last), or why there is
+    none. Stays are encounters of ``stay_classes`` (``lexicon/time_anchors.json``) by their class or, for a combined
+    visit (OMOP "Emergency Room and Inpatient Visit"), their second class; a stay that came through the ED starts at
+    its arrival there (MIMIC ``EDREGTIME``), as the SQL writer's stay windows do. The stay row is cited."""
+    from fhirqa.agent.backends.offline.timephrases import anchor_words
+
+    keys = {f"c{i}": c for i, c in enumerate(anchor_words()["stay_classes"])}
+    listed = ", ".join(":" + k for k in keys)
+    stays = data.select(Spec("encounter"), order="r.time ASC, r.row_id ASC", params=keys,
+                        extra=f"r.time IS NOT NULL AND (r.class_code IN ({listed}) OR r.alt_class IN ({listed}))")
+    need = 2 if anchor.relation == "between" or anchor.which == -2 else 1
+    if len(stays) < need:
+        return (f"the record holds only {len(stays)} inpatient stay" if stays
+                else "the patient was never admitted (no inpatient stay)")
+    if anchor.relation == "between":
+        before, last = stays[-2], stays[-1]
+        data.cite(before, "time")
+        data.cite(last, "time")
+        return before.get("end_time") or before["time"], last.get("arrival") or last["time"]
+    stay = stays[anchor.which] if anchor.which < 0 else stays[0]
+    data.cite(stay, "time")
+    if anchor.edge == "end" and stay.get("end_time") is None:
+        return "the latest stay has no discharge yet"
+    return stay.get("arrival") or stay["time"], stay.get("end_time")
 
 
 # -- clinical states ----------------------------------------------------------------------------------------
