@@ -96,8 +96,7 @@ def place_event(pq: ParsedQuestion, data: SqlPatient, person: Any) -> tuple[Fina
     if window.event.event == "stay":  # an inpatient stay: its class as the SQL writer reads it (OMOP 262 is one too)
         dated = _stay_dates(data, window.event)
         placed = event_bounds(pq, *dated) if isinstance(dated, tuple) else dated
-        tools.cited = [e for e in data.evidence.values() if e.field.endswith(("admittime", "start_datetime", "start_date",
-                                                                              ".time", "edregtime"))][-1:]
+        tools.cited = list(data.evidence.values())[-1:]  # the stay row (or the diagnosis naming it)
     else:
         placed = tools.drive(event_window(pq))
     if isinstance(placed, Window):
@@ -122,6 +121,16 @@ def _stay_dates(data: SqlPatient, anchor: Any) -> tuple[datetime, datetime | Non
     listed = ", ".join(":" + k for k in keys)
     stays = data.select(Spec("encounter"), order="r.time ASC, r.row_id ASC", params=keys,
                         extra=f"r.time IS NOT NULL AND (r.class_code IN ({listed}) OR r.alt_class IN ({listed}))")
+    if anchor.name:  # "the admission for sepsis": the stays with that diagnosis coded
+        found = data.resolve("condition", anchor.name)
+        if not found.matched or found.ambiguous or found.how.startswith("fuzzy"):
+            return f"the record has no {anchor.name} (no such condition)"
+        coded = data.select(Spec("condition", names=tuple(found.matched)), extra="r.encounter_id IS NOT NULL")
+        ids = {str(r["encounter_id"]) for r in coded}
+        stays = [s for s in stays if s.get("encounter_id") is not None and str(s["encounter_id"]) in ids]
+        if not stays:
+            return f"no inpatient stay has {anchor.name} coded"
+        data.cite(next(r for r in coded if str(r["encounter_id"]) == str(stays[-1]["encounter_id"])), "name")
     need = 2 if anchor.relation == "between" or anchor.which == -2 else 1
     if len(stays) < need:
         return (f"the record holds only {len(stays)} inpatient stay" if stays

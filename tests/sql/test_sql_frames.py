@@ -184,3 +184,16 @@ def test_days_on_a_drug_from_its_orders(db):
     answer = ask(db, "how many days on vanc?", now)
     assert answer.unit == "days" and answer.answer == [(datetime.fromisoformat(now[:10]).date() - first_day).days + 1]
     assert f"prescriptions/{orders[0][0]}" in refs(answer)
+
+
+def test_a_stay_named_by_its_diagnosis(db):
+    """"K during the admission for sepsis?": the stay with septicemia coded, not the latest one (which has no K)."""
+    stay = scan(db, "SELECT a.ROW_ID, coalesce(a.EDREGTIME, a.ADMITTIME), a.DISCHTIME FROM ADMISSIONS a JOIN DIAGNOSES_ICD d "
+                    "ON d.HADM_ID = a.HADM_ID WHERE a.SUBJECT_ID = 10006 AND d.ICD9_CODE = '0389' ORDER BY a.ADMITTIME DESC")[0]
+    last = scan(db, "SELECT ROW_ID, VALUENUM FROM LABEVENTS WHERE SUBJECT_ID = 10006 AND ITEMID = 50971 AND CHARTTIME >= ? "
+                    "AND CHARTTIME <= ? ORDER BY CHARTTIME DESC LIMIT 1", stay[1], stay[2])[0]
+    answer = ask(db, "last K during the admission for sepsis?", "2166-01-01T00:00:00Z")
+    assert answer.answer == [last[1]]
+    assert {f"labevents/{last[0]}", f"admissions/{stay[0]}"} <= refs(answer)
+    missing = ask(db, "last K during the admission for pneumonia?", "2166-01-01T00:00:00Z")
+    assert missing.status == "no-data" and "pneumonia" in missing.text
