@@ -132,8 +132,11 @@ def _icu_stay(pq: ParsedQuestion) -> None:
 def diagnosis_question(pq: ParsedQuestion) -> tuple[bool, bool] | None:
     """``(principal only, first encounter)`` when the question asks for the diagnoses of one encounter ("diagnoses
     of the last admission", "primary dx last admit"), else None. The item phrase must hold nothing but these words."""
-    # an event's window ("labs before the CAD dx") is not an encounter: its diagnosis word names the event
-    stay = pq.window is not None and pq.window.anchor is not None and pq.window.anchor != "event"
+    # a condition's, a procedure's or a drug's window ("labs before the CAD dx") is no encounter: its diagnosis word
+    # names the event
+    window = pq.window
+    stay = window is not None and window.anchor is not None and (
+        window.anchor != "event" or (window.event is not None and window.event.event in ("stay", "visit")))
     if pq.intent not in ("value", "list_items") or not (pq.encounter_class or stay):
         return None
     dx = words()["diagnoses"]
