@@ -434,8 +434,10 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
         pq.window = stay
     missing, placed = frames.place_event(pq, data, person)  # "aspirin after the stroke": the stroke's onset starts it
     if missing is not None:
-        return missing
+        return {**missing, "tables_only": True}  # no note read over all time either
     result = _answer_placed(compiler, state, data, person)
+    if state is not None:  # a state is read from measurements in its window: a note's "fever" of last year is none
+        result["tables_only"] = True
     if placed and result.get("text"):  # the answer says which event (and date) its window hangs on
         result["text"] = f"{result['text']}{placed}"
     return result

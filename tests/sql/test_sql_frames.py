@@ -197,3 +197,20 @@ def test_a_stay_named_by_its_diagnosis(db):
     assert {f"labevents/{last[0]}", f"admissions/{stay[0]}"} <= refs(answer)
     missing = ask(db, "last K during the admission for pneumonia?", "2166-01-01T00:00:00Z")
     assert missing.status == "no-data" and "pneumonia" in missing.text
+
+
+def test_a_state_and_a_missing_event_are_not_answered_from_old_notes(tmp_path):
+    """A note of last month saying "febrile overnight" is not today's fever, nor does a note mentioning heparin answer
+    "heparin after the stroke?" when the record holds no stroke."""
+    pytest.importorskip("lancedb")
+    from tests.sql.mimic_data import build_with_notes
+
+    note = (1, 10006, 142345, "2164-10-24", "2164-10-24 09:00:00", None, "Physician ", "Physician Progress Note", 17, None,
+            "Subjective: febrile overnight after a stroke scare.\nPlan: continue heparin.")
+    db = build_with_notes(tmp_path / "mimic3.sqlite", [note])
+    now = "2164-11-15T12:00:00Z"
+    assert not scan(db, "SELECT 1 FROM CHARTEVENTS WHERE SUBJECT_ID = 10006 AND CHARTTIME >= '2164-11-14 12:00:00'")
+    febrile = ask(db, "is he febrile?", now)
+    assert febrile.status == "no-data" and not any(e.ref.startswith("noteevents/") for e in febrile.evidence)
+    stroke = ask(db, "heparin after the stroke?", now)
+    assert stroke.status == "no-data" and "no stroke" in stroke.text

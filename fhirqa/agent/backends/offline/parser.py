@@ -297,7 +297,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         time_match = find_window(rest, now)
     if time_match and (time_match.window.anchor == "admission" or time_match.kind == "admission") \
             and not _has_item(rest[: time_match.start] + " " + rest[time_match.end :]) \
-            and not (time_match.window.anchor == "admission" and _says_started(rest[: time_match.start])):
+            and not (time_match.window.anchor == "admission" and (_says_started(rest[: time_match.start])
+                                                                  or _RECORD_KINDS.search(rest[: time_match.start]))):
         time_match = None  # "date of this admission?", "last admission?": the stay itself is the question
     stay = time_match.window.event if time_match and time_match.window.event else None
     if time_match and (time_match.kind == "admission" or (stay and stay.event == "stay" and stay.relation == "during")) \
