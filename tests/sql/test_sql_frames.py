@@ -214,3 +214,50 @@ def test_a_state_and_a_missing_event_are_not_answered_from_old_notes(tmp_path):
     assert febrile.status == "no-data" and not any(e.ref.startswith("noteevents/") for e in febrile.evidence)
     stroke = ask(db, "heparin after the stroke?", now)
     assert stroke.status == "no-data" and "no stroke" in stroke.text
+
+
+# -- the same over OMOP CDM ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def omop(tmp_path_factory):
+    """The OMOP file of tests/sql/test_omop_stays.py (sepsis in 2022, AFib and CHF in 2023, heart rates, K, heparin
+    and vancomycin administrations) with body temperatures in °C."""
+    from tests.sql.test_omop_stays import ROWS, TABLES
+
+    rows = {table: list(values) for table, values in ROWS.items()}
+    rows["concept"].append((3020891, "Body temperature", "Measurement", "LOINC", "Clinical Observation", "8310-5"))
+    rows["measurement"] += [(20, 1, 3020891, "2023-03-02 06:00:00", 38.4, "Cel"),
+                            (21, 1, 3020891, "2023-03-04 23:00:00", 37.1, "Cel")]
+    path = tmp_path_factory.mktemp("omop-frames") / "omop.sqlite"
+    con = sqlite3.connect(path)
+    for table, columns in TABLES.items():
+        con.execute(f"CREATE TABLE {table} ({columns})")
+        con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[table][0]))})", rows[table])
+    con.commit()
+    con.close()
+    return path
+
+
+def test_omop_value_after_a_condition_and_a_state(omop):
+    onset = scan(omop, "SELECT min(condition_start_date) FROM condition_occurrence c JOIN concept k "
+                       "ON k.concept_id = c.condition_concept_id WHERE c.person_id = 1 AND k.concept_name = 'Sepsis'")[0][0]
+    ks = scan(omop, "SELECT measurement_id, value_as_number, measurement_datetime FROM measurement WHERE person_id = 1 "
+                    "AND measurement_concept_id = 3023103 AND measurement_datetime >= ? ORDER BY measurement_datetime", onset)
+    answer = ask(omop, "first K after the sepsis dx?", "2023-05-01T12:00:00Z", patient="1")
+    assert answer.answer == [ks[0][1]] and f"measurement/{ks[0][0]}" in refs(answer)
+    assert onset in answer.text
+    temps = scan(omop, "SELECT measurement_id, value_as_number FROM measurement WHERE person_id = 1 AND "
+                       "measurement_concept_id = 3020891 AND measurement_datetime >= '2023-03-01 12:00:00' AND "
+                       "measurement_datetime <= '2023-03-02 12:00:00'")
+    febrile = ask(omop, "is she febrile?", "2023-03-02T12:00:00Z", patient="1")
+    assert febrile.answer == [any(v >= 38.0 for _, v in temps)]
+    assert f"measurement/{max(temps, key=lambda r: r[1])[0]}" in refs(febrile)
+
+
+def test_omop_days_of_therapy_from_administrations(omop):
+    doses = scan(omop, "SELECT drug_exposure_id, drug_exposure_start_datetime FROM drug_exposure WHERE person_id = 1 AND "
+                       "drug_concept_id = 1707687 AND stop_reason = 'completed' ORDER BY drug_exposure_start_datetime")
+    # the course is the doses given, none 48 h apart; its days run from the first dose's day to the last one's
+    answer = ask(omop, "how many days on vanc?", "2023-03-03T08:00:00Z", patient="1")
+    first, last = (datetime.fromisoformat(doses[i][1]).date() for i in (0, -1))
+    assert answer.answer == [(last - first).days + 1] and answer.unit == "days", answer.text
+    assert {f"drug_exposure/{doses[0][0]}", f"drug_exposure/{doses[-1][0]}"} <= refs(answer)
