@@ -95,26 +95,26 @@ def place_event(pq: ParsedQuestion, data: SqlPatient, person: Any) -> tuple[Fina
         pq.now = data.now
     if window.event.event == "stay":  # an inpatient stay: its class as the SQL writer reads it (OMOP 262 is one too)
         dated = _stay_dates(data, window.event)
-        placed = event_bounds(pq, *dated) if isinstance(dated, tuple) else dated
-        tools.cited = list(data.evidence.values())[-1:]  # the stay row (or the diagnosis naming it)
+        placed = event_bounds(pq, dated[0], dated[1]) if isinstance(dated, tuple) else dated
+        event = f"{dated[2].get('name')} ({dated[2].get('tbl')}/{dated[2].get('row_id')})" if isinstance(dated, tuple) else ""
     else:
         placed = tools.drive(event_window(pq))
+        named = [e for e in tools.cited if e.label]
+        event = f"{named[-1].label} ({named[-1].ref})" if named else ""
     if isinstance(placed, Window):
         pq.window = placed
-        events = [e for e in tools.cited if e.label]
-        by = f", from {events[-1].label} ({events[-1].ref})" if events else ""
-        return None, f" (Window: {placed.label}{by}.)"
+        return None, f" (Window: {placed.label}{', from ' + event if event else ''}.)"
     what = pq.entity or "records"
     return final([], f"No {what} {window.label}: {placed}; the question was not answered over all time.",
                  status="no-data"), ""
 
 
-def _stay_dates(data: SqlPatient, anchor: Any) -> tuple[datetime, datetime | None] | str:
+def _stay_dates(data: SqlPatient, anchor: Any) -> tuple[datetime, datetime | None, dict[str, Any]] | str:
     """(start, end) of the inpatient stay an anchor names ("during the last admission", "after the admission before
     last", "between the last two admissions": the end of the one before and the start of the last), or why there is
-    none. Stays are encounters of ``stay_classes`` (``lexicon/time_anchors.json``) by their class or, for a combined
+    none, with the stay row (cited). Stays are encounters of ``stay_classes`` (``lexicon/time_anchors.json``) by their class or, for a combined
     visit (OMOP "Emergency Room and Inpatient Visit"), their second class; a stay that came through the ED starts at
-    its arrival there (MIMIC ``EDREGTIME``), as the SQL writer's stay windows do. The stay row is cited."""
+    its arrival there (MIMIC ``EDREGTIME``), as the SQL writer's stay windows do."""
     from fhirqa.agent.backends.offline.timephrases import anchor_words
 
     keys = {f"c{i}": c for i, c in enumerate(anchor_words()["stay_classes"])}
@@ -139,12 +139,12 @@ def _stay_dates(data: SqlPatient, anchor: Any) -> tuple[datetime, datetime | Non
         before, last = stays[-2], stays[-1]
         data.cite(before, "time")
         data.cite(last, "time")
-        return before.get("end_time") or before["time"], last.get("arrival") or last["time"]
+        return before.get("end_time") or before["time"], last.get("arrival") or last["time"], last
     stay = stays[anchor.which] if anchor.which < 0 else stays[0]
     data.cite(stay, "time")
     if anchor.edge == "end" and stay.get("end_time") is None:
         return "the latest stay has no discharge yet"
-    return stay.get("arrival") or stay["time"], stay.get("end_time")
+    return stay.get("arrival") or stay["time"], stay.get("end_time"), stay
 
 
 # -- clinical states ----------------------------------------------------------------------------------------
