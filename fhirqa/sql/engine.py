@@ -152,6 +152,8 @@ def _offline(question: str, moment: datetime, con: Connection, schema: Schema, p
             return from_notes
     result = compile_and_answer(pq, data, person)
     empty_allergy_list = bool(result.pop("empty_list", False))
+    if result.pop("tables_only", False):  # a missing event, a clinical state: what the tables say is the answer
+        return (unit_answer(result) if pq.unit_asked else result), data.evidence_list()
     if notes is not None and person is not None and (empty_allergy_list or (
             result.get("status") == "no-data" and allergy_question(pq))):
         # no allergy coded (MIMIC-III keeps no allergy table): the latest note's Allergies section, when one says

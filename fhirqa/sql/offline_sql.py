@@ -410,9 +410,16 @@ def _encounter_class_named(pq: ParsedQuestion) -> str | None:
 
 def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None) -> Final:
     """Answer ``pq`` over ``data`` (``person``: the patient's demographics, for age and demographic questions)."""
-    from fhirqa.sql.offline_intents import INTENTS, encounter_diagnoses
+    from fhirqa.agent.backends.offline.clinical_state_plan import state_asked
+    from fhirqa.sql import frames
+    from fhirqa.sql.offline_intents import encounter_diagnoses
     from fhirqa.sql.reading import STAY_ANCHORS, diagnosis_question
 
+    state = state_asked(pq)  # "is she febrile?" is one state, before "febrile and tachycardic" is two items
+    if state is None:
+        several = frames.several_items(pq, data, lambda part: compile_and_answer(part, data, person))
+        if several is not None:  # "last K and Mg?": each item asked, the answers joined
+            return several
     compiler = Compiler(pq, data)
     compiler.person = person  # type: ignore[attr-defined]
     _encounter_word_as_window(compiler)
@@ -425,6 +432,28 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
             kind = "ICU stay" if pq.window.anchor == "icu_stay" else "inpatient or emergency encounter"
             return final([], f"The record has no {kind} to anchor '{pq.window.label}' to.", status="no-data")
         pq.window = stay
+    missing, placed = frames.place_event(pq, data, person)  # "aspirin after the stroke": the stroke's onset starts it
+    if missing is not None:
+        return {**missing, "tables_only": True}  # no note read over all time either
+    result = _answer_placed(compiler, state, data, person)
+    if state is not None:  # a state is read from measurements in its window: a note's "fever" of last year is none
+        result["tables_only"] = True
+    if placed and result.get("text"):  # the answer says which event (and date) its window hangs on
+        result["text"] = f"{result['text']}{placed}"
+    return result
+
+
+def _answer_placed(compiler: Compiler, state: dict[str, Any] | None, data: SqlPatient, person: Any) -> Final:
+    """The question once its window is placed: a clinical state, a medication frame or the parsed intent."""
+    from fhirqa.sql import frames
+    from fhirqa.sql.offline_intents import INTENTS
+
+    pq = compiler.pq
+    if state is not None:
+        return frames.clinical_state(pq, data, state, lambda asked: _compiler(asked, data, person))
+    over_time = frames.medication_frame(pq, data, person)  # med changes, days of therapy: the orders over time
+    if over_time is not None:
+        return over_time
     if not pq.encounter_class and pq.entity and pq.intent not in ("after_drug", "daily_dose", "active_list", "active_check"):
         named = _encounter_class_named(pq)
         items = [v for v in pq.views if v != "encounter"]
@@ -439,6 +468,13 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
         return answer(compiler)
     handler = INTENTS.get(pq.intent, INTENTS["value"])
     return handler(compiler)
+
+
+def _compiler(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Compiler:
+    """A compiler for ``pq`` with the patient's demographics."""
+    compiler = Compiler(pq, data)
+    compiler.person = person  # type: ignore[attr-defined]
+    return compiler
 
 
 def _encounter_word_as_window(c: Compiler) -> None:

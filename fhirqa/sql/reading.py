@@ -62,7 +62,39 @@ def read_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> 
     pq = parse_fresh(question, now.isoformat(), " ".join(names))  # the FHIR path's reading (context lead-ins too)
     _icu_stay(pq)
     _any_started(pq)
+    _stay_for(pq)
     return pq
+
+
+def _stay_for(pq: ParsedQuestion) -> None:
+    """"any transfusion during the admission for sepsis?": a stay window named by what the stay was for keeps the
+    condition as the stay's (``Anchor.name``, dated by :func:`fhirqa.sql.frames.place_event`), and the condition's
+    words leave the item phrase."""
+    from dataclasses import replace
+
+    window = pq.window
+    if window is None or window.anchor != "event" or window.event is None or window.event.event != "stay" \
+            or window.event.name:
+        return
+    spec = words()["stay_for"]
+    text = " ".join(tokens(pq.text))
+    match = re.search(rf"\b(?:{_alternation(spec['stay_words'])})\s+(?:{_alternation(spec['joiners'])})\s+"
+                      rf"(?:(?:the|a|an|his|her|their)\s+)?([a-z][a-z0-9'\-]*(?:\s+[a-z][a-z0-9'\-]*){{0,{spec['max_words'] - 1}}})",
+                      text)
+    if match is None:
+        return
+    item = set(tokens(pq.entity))
+    named: list[str] = []
+    for word in match.group(1).split():  # the condition is the words the parser left in the item phrase
+        if word not in item:
+            break
+        named.append(word)
+    if not named:
+        return
+    name = " ".join(named)
+    left = _without(pq.entity, set(named))
+    pq.entity = left
+    pq.window = replace(window, event=replace(window.event, name=name), label=f"{window.label} for {name}")
 
 
 def _any_started(pq: ParsedQuestion) -> None:
@@ -100,7 +132,12 @@ def _icu_stay(pq: ParsedQuestion) -> None:
 def diagnosis_question(pq: ParsedQuestion) -> tuple[bool, bool] | None:
     """``(principal only, first encounter)`` when the question asks for the diagnoses of one encounter ("diagnoses
     of the last admission", "primary dx last admit"), else None. The item phrase must hold nothing but these words."""
-    if pq.intent not in ("value", "list_items") or not (pq.encounter_class or (pq.window and pq.window.anchor)):
+    # a condition's, a procedure's or a drug's window ("labs before the CAD dx") is no encounter: its diagnosis word
+    # names the event
+    window = pq.window
+    stay = window is not None and window.anchor is not None and (
+        window.anchor != "event" or (window.event is not None and window.event.event in ("stay", "visit")))
+    if pq.intent not in ("value", "list_items") or not (pq.encounter_class or stay):
         return None
     dx = words()["diagnoses"]
     text = " ".join(tokens(pq.text))

@@ -247,6 +247,10 @@ class SqlPatient:
         it, longest first ("sepsis" → "septicemia": ICD-9 titles name it so); spelling-level matches of these are not
         taken."""
         names, _ = self.items(view, kind)
+        return self.resolve_among(view, phrase, names)
+
+    def resolve_among(self, view: str, phrase: str, names: list[str]) -> Resolution:
+        """:meth:`resolve` among ``names`` (a tool's record set): the resolver, then the lexicon's other names."""
         found = self.resolver(view, phrase, names)
         if found.matched or found.ambiguous or not names or view == "encounter":
             return found  # encounter words are classes ("appointment" = ambulatory), not names of visits

@@ -12,7 +12,7 @@ other plans, as are questions about what a note documents.
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import replace
 from datetime import timedelta
 from functools import lru_cache
@@ -46,7 +46,10 @@ def state_asked(pq: ParsedQuestion) -> dict[str, Any] | None:
             said = rf"\b(?:{_said(words)})\b" if words else None
             if said is None or (needs_window and pq.window is None) or not re.search(said, text):
                 continue
-            if _names_another_item(re.sub(said, " ", pq.text, flags=re.IGNORECASE)):
+            rest = re.sub(said, " ", pq.text, flags=re.IGNORECASE)
+            if pq.window is not None and pq.window.label:  # "febrile this admission?": the window's words name no item
+                rest = re.sub(r"\s+".join(map(re.escape, pq.window.label.split())), " ", rest, flags=re.IGNORECASE)
+            if _names_another_item(rest):
                 return None  # "febrile pt on cross-cover - last WBC?": the state is context, the WBC is asked
             return state
     return None
@@ -65,29 +68,49 @@ def _names_another_item(rest: str) -> bool:
     return False
 
 
-def plan_clinical_state(pq: ParsedQuestion, state: dict[str, Any]) -> Generator[Call, dict[str, Any], None]:
-    """Whether any value of the state's item crossed its threshold in the window (default: the last day)."""
-    from fhirqa.agent.backends.offline.parser import parse
-    from fhirqa.agent.backends.offline.plans import final, plan
+def asked_threshold(pq: ParsedQuestion, state: dict[str, Any],
+                    parse: Callable[[str], ParsedQuestion] | None = None) -> tuple[ParsedQuestion, str]:
+    """The state as the question "any <item> <op> <value>?" in the question's window (default: the last
+    ``default_hours`` before now), and the words that say a default window was read ("" when one was asked).
+    ``parse``: the parser to read it with (the relational path's reading; default the offline parser)."""
     from fhirqa.agent.backends.offline.timephrases import Window
 
     assert pq.now is not None
-    asked = parse(f"any {state['item']} {_WORDS[state['op']]} {state['value']:g}?", pq.now)
+    if parse is None:
+        from fhirqa.agent.backends.offline.parser import parse as offline_parse
+
+        now = pq.now
+        parse = lambda text: offline_parse(text, now)  # noqa: E731
+    asked = parse(f"any {state['item']} {_WORDS[state['op']]} {state['value']:g}?")
     window, said = pq.window, ""
     if window is None:
         hours = int(_spec()["default_hours"])
         window = Window(pq.now - timedelta(hours=hours), pq.now, f"in the last {hours} hours")
         said = f" (no time was asked: the last {hours} hours)"
-    asked = replace(asked, window=window)
-    steps = plan(asked)
-    call = next(steps)
-    while call[0] != "final_answer":
-        call = steps.send((yield call))
-    args = dict(call[1])
+    return replace(asked, window=window), said
+
+
+def state_final(state: dict[str, Any], args: dict[str, Any], said: str) -> dict[str, Any]:
+    """The threshold's final answer read as the state: inverted for an absence ("afebrile"), the threshold used and
+    the default window said."""
+    args = dict(args)
     answer = args.get("answer") or []
     meaning = f"{state['adjectives'][0] if state['adjectives'] else state['nouns'][0]} = {state['said']}"
     if state.get("invert") and len(answer) == 1 and isinstance(answer[0], bool):
         args["answer"] = [not answer[0]]
         args["text"] = f"{'Yes' if not answer[0] else 'No'}: {args.get('text', '')}"
     args["text"] = f"{args.get('text', '')} ({meaning}){said}".strip()
+    return args
+
+
+def plan_clinical_state(pq: ParsedQuestion, state: dict[str, Any]) -> Generator[Call, dict[str, Any], None]:
+    """Whether any value of the state's item crossed its threshold in the window (default: the last day)."""
+    from fhirqa.agent.backends.offline.plans import final, plan
+
+    asked, said = asked_threshold(pq, state)
+    steps = plan(asked)
+    call = next(steps)
+    while call[0] != "final_answer":
+        call = steps.send((yield call))
+    args = state_final(state, call[1], said)
     yield final(args.get("answer") or [], args["text"], status=args.get("status", "answered"), unit=args.get("unit"))

@@ -147,22 +147,30 @@ def plan_parts(pq: ParsedQuestion, parts: Parts) -> Generator[Call, dict[str, An
         except StopIteration:
             continue
         finals.append(call[1])
+    args = joined_answer(parts, finals)
+    yield final(args["answer"], args["text"], status=args["status"], unit=args.get("unit"))
+
+
+def joined_answer(parts: Parts, finals: list[dict[str, Any]]) -> dict[str, Any]:
+    """One answer (``answer``, ``text``, ``status``, ``unit``) from the answers of each item's question: yes/no
+    answers joined into one (any for "or", all otherwise), other answers side by side, each item's text kept."""
     answered = [f for f in finals if f.get("status", "answered") == "answered"]
     texts = " ".join(f"[{item}] {f.get('text', '')}".strip() for item, f in zip(parts.items, finals, strict=False))
     if not answered:
         status = "no-data" if all(f.get("status") == "no-data" for f in finals) else "error"
-        yield final([], texts or "None of the items could be answered.", status=status)
-        return
+        return _args([], texts or "None of the items could be answered.", status=status)
     answers = [f.get("answer") or [] for f in finals]
     if all(len(a) == 1 and isinstance(a[0], bool) for a in answers):
         yes = any(a[0] for a in answers) if parts.any_of else all(a[0] for a in answers)
         joined = "one of them" if parts.any_of else "all of them"
-        yield final([yes], f"{'Yes' if yes else 'No'} ({joined} asked). {texts}")
-        return
+        return _args([yes], f"{'Yes' if yes else 'No'} ({joined} asked). {texts}")
     units = {f.get("unit") for f in answered}
     if len({repr(f.get("answer")) for f in answered}) == 1 and len(answered) > 1:
         # every item led to the same record ("Td or Tdap?" when the patient had one Td): one answer, said once
-        yield final(list(answered[0].get("answer") or []), str(answered[0].get("text", "")), unit=units.pop())
-        return
+        return _args(list(answered[0].get("answer") or []), str(answered[0].get("text", "")), unit=units.pop())
     values = [v for f in answered for v in (f.get("answer") or [])]
-    yield final(values, texts, unit=units.pop() if len(units) == 1 else None)
+    return _args(values, texts, unit=units.pop() if len(units) == 1 else None)
+
+
+def _args(answer: list[Any], text: str, status: str = "answered", unit: str | None = None) -> dict[str, Any]:
+    return {"answer": answer, "text": text, "status": status, "unit": unit}

@@ -289,7 +289,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     if pq.window is None and (start := _stay_start(rest)) is not None:
         rest, at_stay_start = start, True  # "K on admit": the first value of the stay (the window is read below)
     event = condition_event(rest) if pq.window is None and pq.intent != "after_drug" else None
-    if event is not None and (_has_item(outside := rest[: event[1]] + " " + rest[event[2] :]) or _says_started(outside)):
+    if event is not None and (_has_item(outside := rest[: event[1]] + " " + rest[event[2] :]) or _says_started(outside)
+                              or _names_record_kind(outside)):
         # "aspirin after the stroke", "meds started since the MI": a window dated by the condition's onset
         pq.window, rest = event[0], rest[: event[1]] + " " + rest[event[2] :]
     time_match = find_window(rest, now) if pq.window is None else None
@@ -299,7 +300,8 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         time_match = find_window(rest, now)
     if time_match and (time_match.window.anchor == "admission" or time_match.kind == "admission") \
             and not _has_item(rest[: time_match.start] + " " + rest[time_match.end :]) \
-            and not (time_match.window.anchor == "admission" and _says_started(rest[: time_match.start])):
+            and not (time_match.window.anchor == "admission" and (_says_started(rest[: time_match.start])
+                                                                  or _names_record_kind(rest[: time_match.start]))):
         time_match = None  # "date of this admission?", "last admission?": the stay itself is the question
     stay = time_match.window.event if time_match and time_match.window.event else None
     if time_match and (time_match.kind == "admission" or (stay and stay.event == "stay" and stay.relation == "during")) \
@@ -728,6 +730,13 @@ def _unit_naming_item(text: str, match: Any, now: datetime) -> tuple[str, str] |
         return None
     term = str(items[0].term).lower()
     return text[: match.end - len(unit)] + term + text[match.end :], term
+
+
+def _names_record_kind(text: str) -> bool:
+    """Whether ``text`` names a kind of record without an item ("labs before the MI", "med changes this admission":
+    ``record_kinds`` of ``question_phrases.json``)."""
+    kinds = (_phrases().get("record_kinds") or {}).get("words")
+    return bool(kinds) and re.search(rf"\b(?:{_alternation(kinds)})\b", text) is not None
 
 
 def _has_item(text: str) -> bool:

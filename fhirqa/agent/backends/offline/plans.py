@@ -374,11 +374,18 @@ def event_window(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Window |
     """
     window = pq.window
     assert window is not None and window.event is not None
-    anchor = window.event
-    got = yield from _event_time(pq, anchor)
+    got = yield from _event_time(pq, window.event)
     if isinstance(got, str):
         return got
-    start, end = got
+    return event_bounds(pq, *got)
+
+
+def event_bounds(pq: ParsedQuestion, start: datetime, end: datetime | None) -> Window | str:
+    """The question's event-anchored window as explicit bounds, once the event is dated (``start``, ``end``); why
+    it cannot be, as text, when the window is empty."""
+    window = pq.window
+    assert window is not None and window.event is not None
+    anchor = window.event
     edge = end if anchor.edge == "end" and end is not None else start
     tick = timedelta(microseconds=1)
     now = pq.now
