@@ -665,7 +665,8 @@ def _day_part_patterns() -> list[tuple[str, re.Pattern[str]]]:
     return [
         # "since 7", "since 07:30", "since 7am", "since 7p", "since 1900h", "since 8 this morning"
         ("clock", re.compile(
-            rf"{edge}{_alt(clock['lead'])}\s+(?:(?P<h4>[01]\d|2[0-3])(?P<m4>[0-5]\d)(?:\s*{_alt(clock['clock_nouns'])}\b)?"
+            rf"{edge}{_alt(clock['lead'])}\s+(?:(?P<h4>0\d)(?P<m4>[0-5]\d)(?:\s*{_alt(clock['clock_nouns'])}\b)?"
+            rf"|(?P<h4h>[01]\d|2[0-3])(?P<m4h>[0-5]\d)\s*{_alt(clock['clock_nouns'])}\b"
             rf"|(?P<h>[01]?\d|2[0-3])(?::(?P<m>[0-5]\d))?(?:\s*(?P<ap>{meridiem})(?![\w])|(?P<ap1>[ap])\b"
             rf"|\s*{_alt(clock['clock_nouns'])}\b)?"
             rf"(?:\s+(?:(?:this|in the)\s+(?P<part>{_alt(part_nouns)})|(?P<tonight>tonight)))?)"
@@ -699,12 +700,13 @@ def day_part_window(text: str, now: datetime) -> TimeMatch | None:
     every window is the latest such span begun by now and ends at or before now. None when ``text`` names no
     such phrase, or writes a date (the date names the day: "this morning per the 6/12 note" is not today).
     """
-    if (d := _BARE_DATE.search(text)) is not None and _span(d.groupdict()) is not None:
-        return None
     found = [(m, kind) for kind, pattern in _day_part_patterns() if (m := pattern.search(text))]
     if not found:
         return None
     m, kind = min(found, key=lambda f: (f[0].start(), -f[0].end()))  # the first phrase, the longest there
+    outside = text[: m.start()] + " " + text[m.end():]  # "since 1900h" is a clock time, not the year 1900
+    if (d := _BARE_DATE.search(outside)) is not None and _span(d.groupdict()) is not None:
+        return None
     window = _day_part(kind, m, now)
     return TimeMatch(window, *m.span(), "relative" if kind == "few_hours" else "day_part") if window else None
 
@@ -754,8 +756,8 @@ def _since_clock(m: re.Match[str], now: datetime) -> Window | None:
     """"since 7", "since 07:30", "since 2pm": from the latest such clock time before now (see the lexicon's note)."""
     clock = day_part_words()["since_clock"]
     g = m.groupdict()
-    if g.get("h4"):
-        hours, minutes, meridiem = int(g["h4"]), int(g["m4"]), "24h"
+    if g.get("h4") or g.get("h4h"):  # "since 0700", "since 1900h": a 24-hour time
+        hours, minutes, meridiem = int(g["h4"] or g["h4h"]), int(g["m4"] or g["m4h"]), "24h"
     else:
         hours, minutes = int(g["h"]), int(g.get("m") or 0)
         ap = _spoken(g.get("ap") or "") or clock["attached"].get(g.get("ap1") or "", "")
