@@ -80,6 +80,18 @@ LAST = ".999999"  # a span that is over ends just before its end clock: 12:00 is
     ("temp since 7a", LATE_EVENING, "2025-06-20T07:00:00", "2025-06-20T21:00:00"),
     ("UOP since 8 this morning", LATE_EVENING, "2025-06-20T08:00:00", "2025-06-20T21:00:00"),
     ("what happened in the last few hours", MID_MORNING, "2025-06-20T07:30:00", "2025-06-20T10:30:00"),
+    ("HR since noon", MID_MORNING, "2025-06-19T12:00:00", "2025-06-20T10:30:00"),
+    ("HR since 11 last night", MID_MORNING, "2025-06-19T23:00:00", "2025-06-20T10:30:00"),
+    ("HR since 2 overnight", MID_MORNING, "2025-06-20T02:00:00", "2025-06-20T10:30:00"),
+    # "since" a part of the day runs from its start to now
+    ("K since yesterday", MID_MORNING, "2025-06-19T00:00:00", "2025-06-20T10:30:00"),
+    ("HR since yesterday evening", MID_MORNING, "2025-06-19T18:00:00", "2025-06-20T10:30:00"),
+    ("HR since this morning", MID_MORNING, "2025-06-20T00:00:00", "2025-06-20T10:30:00"),
+    # a span of the clock: the latest such start before now, to the first such end after it, cut at now
+    ("UOP from 7:00 to 11", MID_MORNING, "2025-06-20T07:00:00", "2025-06-20T10:30:00"),
+    ("HR between 2 and 4 am", MID_MORNING, "2025-06-20T02:00:00", "2025-06-20T04:00:00"),
+    ("HR from 7pm to 2", MID_MORNING, "2025-06-19T19:00:00", "2025-06-20T02:00:00"),
+    ("HR between 0700 and 0900", MID_MORNING, "2025-06-20T07:00:00", "2025-06-20T09:00:00"),
 ])
 def test_a_part_of_the_day_is_the_latest_such_span_begun_by_now(phrase: str, now: datetime, start: str, end: str) -> None:
     got_start, got_end, _ = bounds(phrase, now)
@@ -110,6 +122,9 @@ def test_a_part_of_the_day_starts_on_the_records_clock_and_ends_at_the_instant_n
     "what is her morning dose of metoprolol",  # a scheduled dose, not a window
     "did she get 7 mg since",
     "I am worried about her K",
+    "any K between 3 and 5",  # a range of values: neither end is written as a clock time
+    "did K go from 3 to 5",
+    "K since 3 to 5",
 ])
 def test_words_that_are_not_a_part_of_the_day_are_no_day_part_window(phrase: str) -> None:
     found = find_window(phrase.lower(), MID_MORNING)
@@ -131,7 +146,9 @@ def test_a_written_date_names_the_day_so_no_part_of_today_is_read() -> None:
 PHRASES = ["this morning", "this am", "am labs", "this afternoon", "this pm", "this evening", "tonight",
            "yesterday morning", "yesterday evening", "this shift", "last shift", "on day shift", "the night shift",
            "last night shift", "since midnight", "earlier today", "since 7", "since 12", "since 07:30", "since 2pm",
-           "since 11 pm", "since 0700", "since 9 tonight", "the last few hours", "in the past several hours"]
+           "since 11 pm", "since 0700", "since 9 tonight", "the last few hours", "in the past several hours",
+           "since noon", "since 11 last night", "since yesterday", "since yesterday evening", "since this afternoon",
+           "from 7:00 to 11", "between 2 and 4 am", "from 7pm to 2", "between 2300 h and 0100 h"]
 
 
 @given(moment=st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2035, 12, 31)),

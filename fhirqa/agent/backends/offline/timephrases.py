@@ -651,6 +651,25 @@ def _spans(entries: list[dict[str, Any]]) -> dict[str, _Span]:
     return {e["name"]: _Span(_minutes(e["start"]), _minutes(e["end"])) for e in entries}
 
 
+# what follows a number that is not a clock time: a quantity, a duration, a date ("since 7 days", "since 7/1")
+_NOT_A_CLOCK = (r"(?![\d/.:,-]?\d|\s*(?:%|mg|mcg|g|kg|units?|u|iu|ml|cc|meq|mmol|l|days?|d|weeks?|wks?|w|months?|mos?|"
+                r"years?|yrs?|y|hours?|hrs?|h|minutes?|mins?|x|times|doses?|tabs?|puffs?|percent|ago|/)\b)")
+
+
+def _clock_re(tag: str, part_nouns: dict[str, str]) -> str:
+    """A clock time as written ("7", "7:30", "07:30", "0700", "1900h", "7am", "7 p.m.", "7a", "noon", "8 this
+    morning", "11 last night"); its groups end in ``tag`` (two clock times in one phrase: "from 7 to 11")."""
+    clock = day_part_words()["since_clock"]
+    nouns, meridiem = _alt(clock["clock_nouns"]), _alt([*clock["am"], *clock["pm"]])
+    t = tag
+    return (rf"(?:(?P<h4{t}>0\d)(?P<m4{t}>[0-5]\d)(?:\s*{nouns}\b)?"
+            rf"|(?P<h4h{t}>[01]\d|2[0-3])(?P<m4h{t}>[0-5]\d)\s*{nouns}\b"
+            rf"|(?P<named{t}>{_alt(clock['named_times'])})\b"
+            rf"|(?P<h{t}>[01]?\d|2[0-3])(?::(?P<m{t}>[0-5]\d))?(?:\s*(?P<ap{t}>{meridiem})(?!\w)|(?P<ap1{t}>[ap])\b"
+            rf"|\s*{nouns}\b)?"
+            rf"(?:\s+(?:(?:this|in the)\s+(?P<part{t}>{_alt(part_nouns)})(?!\w)|(?P<night{t}>{_alt(clock['night_words'])})\b))?)")
+
+
 @lru_cache(maxsize=1)
 def _day_part_patterns() -> list[tuple[str, re.Pattern[str]]]:
     """(kind, pattern) for each way a question names a part of the day or a shift, most specific first."""
@@ -660,18 +679,17 @@ def _day_part_patterns() -> list[tuple[str, re.Pattern[str]]]:
     part_nouns = {noun: p["name"] for p in w["parts"] for noun in p.get("nouns", [])}
     part_phrases = {phrase: p["name"] for p in w["parts"] for phrase in p.get("phrases", [])}
     clock = w["since_clock"]
-    meridiem = _alt([*clock["am"], *clock["pm"]])
     edge = r"(?<![\w/.:-])"
     return [
-        # "since 7", "since 07:30", "since 7am", "since 7p", "since 1900h", "since 8 this morning"
-        ("clock", re.compile(
-            rf"{edge}{_alt(clock['lead'])}\s+(?:(?P<h4>0\d)(?P<m4>[0-5]\d)(?:\s*{_alt(clock['clock_nouns'])}\b)?"
-            rf"|(?P<h4h>[01]\d|2[0-3])(?P<m4h>[0-5]\d)\s*{_alt(clock['clock_nouns'])}\b"
-            rf"|(?P<h>[01]?\d|2[0-3])(?::(?P<m>[0-5]\d))?(?:\s*(?P<ap>{meridiem})(?![\w])|(?P<ap1>[ap])\b"
-            rf"|\s*{_alt(clock['clock_nouns'])}\b)?"
-            rf"(?:\s+(?:(?:this|in the)\s+(?P<part>{_alt(part_nouns)})|(?P<tonight>tonight)))?)"
-            r"(?![\d/.:,-]?\d|\s*(?:%|mg|mcg|g|kg|units?|u|iu|ml|cc|meq|mmol|l|days?|d|weeks?|wks?|w|months?|mos?|"
-            r"years?|yrs?|y|hours?|hrs?|h|minutes?|mins?|x|times|doses?|tabs?|puffs?|percent|ago|/)\b)")),
+        # "from 7 to 11", "between 2 and 4 pm", "from 0700 to 1100": the latest such span begun by now
+        ("clock_range", re.compile(rf"{edge}(?:from|between)\s+{_clock_re('a', part_nouns)}\s*(?:to|and|until|till|through|-|–)\s*"
+                                   rf"{_clock_re('b', part_nouns)}{_NOT_A_CLOCK}")),
+        # "since 7", "since 07:30", "since 7am", "since 7p", "since 1900h", "since noon", "since 8 this morning"
+        ("clock", re.compile(rf"{edge}{_alt(clock['lead'])}\s+{_clock_re('a', part_nouns)}{_NOT_A_CLOCK}"
+                             r"(?!\s*(?:to|and|until|till|through|-|–)\s*\d)")),
+        # "since yesterday", "since yesterday evening": from then to now
+        ("since_yesterday", re.compile(rf"{edge}(?:since|from)\s+{_alt(w['yesterday_words']['words'])}"
+                                       rf"(?:\s+(?:in\s+the\s+)?(?P<named>{_alt(part_nouns)}))?(?![\w'])")),
         ("midnight", re.compile(rf"{edge}{_alt(w['since_midnight']['words'])}\b")),
         ("previous_shift", re.compile(rf"{edge}(?:{_alt(shift_words['previous'])}"
                                       rf"|{_alt(shift_words['previous_lead'])}\s+(?P<named>{_alt(shift_nouns)}))\b")),
@@ -700,7 +718,8 @@ def day_part_window(text: str, now: datetime) -> TimeMatch | None:
     every window is the latest such span begun by now and ends at or before now. None when ``text`` names no
     such phrase, or writes a date (the date names the day: "this morning per the 6/12 note" is not today).
     """
-    found = [(m, kind) for kind, pattern in _day_part_patterns() if (m := pattern.search(text))]
+    found = [(m, kind) for kind, pattern in _day_part_patterns() if (m := pattern.search(text))
+             and (kind != "clock_range" or _written_as_clock(m))]
     if not found:
         return None
     m, kind = min(found, key=lambda f: (f[0].start(), -f[0].end()))  # the first phrase, the longest there
@@ -729,6 +748,8 @@ def _day_part(kind: str, m: re.Match[str], now: datetime) -> Window | None:
         return Window(_day_start(now.date()), now, f"{said} ({since}{now.date()} 00:00, up to now)", said=True)
     if kind == "clock":
         return _since_clock(m, now)
+    if kind == "clock_range":
+        return _clock_range(m, now)
     if kind in ("previous_shift", "current_shift", "shift"):
         named = m.groupdict().get("named")
         pool = [shifts[shift_of[_spoken(named)]]] if named else list(shifts.values())
@@ -740,9 +761,18 @@ def _day_part(kind: str, m: re.Match[str], now: datetime) -> Window | None:
             which = next(n for n, s in shifts.items() if s.on(start.date())[0] == start)
             return _part_window(_spoken(m.group(0)), start, end, now, shift_label[which])  # "this shift (the day shift, …)"
         return _part_window(name, start, end, now)
+    if kind == "since_yesterday" and not m.group("named"):
+        start = _day_start(now.date() - timedelta(days=1))
+        return Window(start, now, f"since yesterday ({start:%Y-%m-%d} 00:00, up to now)", said=True)
     named = _spoken(m.group("named") or m.groupdict().get("named2") or "")
     part = parts[part_of[named]]
     span = _Span(_minutes(part["start"]), _minutes(part["end"]))
+    if kind == "since_yesterday" or _spoken(m.group(0)).startswith(("since", "from", "after")):
+        # "since yesterday evening", "since this morning": from the part's start up to now
+        start = span.on(now.date() - timedelta(days=1))[0] if kind == "since_yesterday" else _latest([span], now)[0]
+        if start.replace(tzinfo=None) >= now.replace(tzinfo=None):
+            return None
+        return Window(start, now, f"{_spoken(m.group(0))} ({start:%Y-%m-%d %H:%M}, up to now)", said=True)
     if kind == "yesterday_part":
         start, end = span.on(now.date() - timedelta(days=1))
         if start.replace(tzinfo=None) >= now.replace(tzinfo=None):
@@ -752,32 +782,56 @@ def _day_part(kind: str, m: re.Match[str], now: datetime) -> Window | None:
     return _part_window(part["label"], start, end, now)
 
 
+def _written_as_clock(m: re.Match[str]) -> bool:
+    """Whether either end of a range is written as a clock time ("7:30", "0700", "7pm", "noon", "8 this morning"):
+    "from 7 to 11" could be a clock span, but "K between 3 and 5" is a range of values."""
+    g = m.groupdict()
+    return any(g.get(f"{key}{t}") for t in "ab" for key in ("m", "h4", "h4h", "named", "ap", "ap1", "part", "night")) \
+        or re.search(_alt(day_part_words()["since_clock"]["clock_nouns"]), m.group(0)) is not None
+
+
+def _clock_minutes(g: dict[str, str | None], t: str) -> list[int]:
+    """The minutes after midnight a written clock time may mean (both 07:00 and 19:00 for a bare "7")."""
+    clock = day_part_words()["since_clock"]
+    if g.get(f"h4{t}") or g.get(f"h4h{t}"):  # "0700", "1900h": a 24-hour time
+        return [int(g[f"h4{t}"] or g[f"h4h{t}"] or 0) * 60 + int(g[f"m4{t}"] or g[f"m4h{t}"] or 0)]
+    if named := g.get(f"named{t}"):
+        return [_minutes(clock["named_times"][_spoken(named)])]
+    text = g[f"h{t}"] or "0"
+    hours, minutes = int(text), int(g.get(f"m{t}") or 0)
+    ap = _spoken(g.get(f"ap{t}") or "") or clock["attached"].get(g.get(f"ap1{t}") or "", "")
+    if g.get(f"part{t}"):  # "since 8 this morning", "since 4 this afternoon": the part's half of the day
+        part = next(p for p in day_part_words()["parts"] if _spoken(g[f"part{t}"] or "") in p.get("nouns", []))
+        ap = ap or ("am" if _minutes(part["start"]) < 720 else "pm")
+    elif g.get(f"night{t}"):  # "since 11 last night" is 23:00, "since 2 overnight" 02:00, "12 last night" midnight
+        ap = ap or ("pm" if 6 <= hours <= 11 else "am")
+    if ap:
+        if not 1 <= hours <= 12:
+            return []
+        return [(hours % 12 + (12 if ap in clock["pm"] else 0)) * 60 + minutes]
+    if (len(text) == 2 and text.startswith("0")) or hours > 12 or hours == 0:  # "07:30", "19:00": 24-hour
+        return [hours * 60 + minutes]
+    return [(hours % 12) * 60 + minutes, (hours % 12 + 12) * 60 + minutes]  # "since 7": 07:00 or 19:00
+
+
 def _since_clock(m: re.Match[str], now: datetime) -> Window | None:
     """"since 7", "since 07:30", "since 2pm": from the latest such clock time before now (see the lexicon's note)."""
-    clock = day_part_words()["since_clock"]
-    g = m.groupdict()
-    if g.get("h4") or g.get("h4h"):  # "since 0700", "since 1900h": a 24-hour time
-        hours, minutes, meridiem = int(g["h4"] or g["h4h"]), int(g["m4"] or g["m4h"]), "24h"
-    else:
-        hours, minutes = int(g["h"]), int(g.get("m") or 0)
-        ap = _spoken(g.get("ap") or "") or clock["attached"].get(g.get("ap1") or "", "")
-        if ap:
-            meridiem = "am" if ap in clock["am"] or ap == "am" else "pm"
-        elif g.get("part"):
-            part = next(p for p in day_part_words()["parts"] if _spoken(g["part"]) in p.get("nouns", []))
-            meridiem = "am" if _minutes(part["start"]) < 720 else "pm"
-        elif g.get("tonight"):
-            meridiem = "pm"
-        else:  # "since 07:30", "since 19:00": a leading zero or an hour past 12 is a 24-hour time
-            meridiem = "24h" if (g["h"].startswith("0") and len(g["h"]) == 2) or hours > 12 or hours == 0 else ""
-    if meridiem in ("am", "pm"):
-        if not 1 <= hours <= 12:
-            return None
-        hours = hours % 12 + (12 if meridiem == "pm" else 0)
-        candidates = [hours * 60 + minutes]
-    elif meridiem == "24h":
-        candidates = [hours * 60 + minutes]
-    else:  # "since 7": the later of 07:00 and 19:00 that has passed
-        candidates = [(hours % 12) * 60 + minutes, (hours % 12 + 12) * 60 + minutes]
+    candidates = _clock_minutes(m.groupdict(), "a")
+    if not candidates:
+        return None
     start, _ = _latest([_Span(c, c + 1) for c in candidates], now)
     return Window(start, now, f"since {start:%H:%M} ({start:%Y-%m-%d %H:%M}, up to now)", said=True)
+
+
+def _clock_range(m: re.Match[str], now: datetime) -> Window | None:
+    """"from 7 to 11": from the latest such start before now to the first such end after it, cut at now."""
+    firsts, lasts = _clock_minutes(m.groupdict(), "a"), _clock_minutes(m.groupdict(), "b")
+    if not firsts or not lasts:
+        return None
+    start, _ = _latest([_Span(c, c + 1) for c in firsts], now)
+    end = min(datetime.combine(start.date(), time.min, tzinfo=FLOATING) + timedelta(days=day, minutes=c)
+              for c in lasts for day in (0, 1)
+              if datetime.combine(start.date(), time.min, tzinfo=FLOATING) + timedelta(days=day, minutes=c) > start)
+    ongoing = now.replace(tzinfo=None) < end.replace(tzinfo=None)
+    label = f"from {start:%H:%M} to {end:%H:%M} ({_clock_label(start, end)}{', up to now' if ongoing else ''})"
+    return Window(start, now if ongoing else end, label, said=True)
