@@ -48,6 +48,8 @@ LAST = ".999999"  # a span that is over ends just before its end clock: 12:00 is
     ("labs this AM", MID_MORNING, "2025-06-20T00:00:00", "2025-06-20T10:30:00"),
     ("glucose this a.m.", MID_MORNING, "2025-06-20T00:00:00", "2025-06-20T10:30:00"),
     ("AM labs?", MID_MORNING, "2025-06-20T00:00:00", "2025-06-20T10:30:00"),
+    ("AM K", MID_MORNING, "2025-06-20T00:00:00", "2025-06-20T10:30:00"),
+    ("morning Cr?", MID_MORNING, "2025-06-20T00:00:00", "2025-06-20T10:30:00"),
     ("vitals this morning", SMALL_HOURS, "2025-06-20T00:00:00", "2025-06-20T03:00:00"),  # the morning has begun
     ("HR this evening", LATE_EVENING, "2025-06-20T18:00:00", "2025-06-20T21:00:00"),
     ("max temp tonight", LATE_EVENING, "2025-06-20T19:00:00", "2025-06-20T21:00:00"),
@@ -122,6 +124,8 @@ def test_a_part_of_the_day_starts_on_the_records_clock_and_ends_at_the_instant_n
     "what is her morning dose of metoprolol",  # a scheduled dose, not a window
     "did she get 7 mg since",
     "I am worried about her K",
+    "am i due for a flu shot",  # the verb, not the morning
+    "morning glucose over the past week",  # another window named: "morning" says which values, the week is the window
     "any K between 3 and 5",  # a range of values: neither end is written as a clock time
     "did K go from 3 to 5",
     "K since 3 to 5",

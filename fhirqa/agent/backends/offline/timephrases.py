@@ -726,6 +726,8 @@ def day_part_window(text: str, now: datetime) -> TimeMatch | None:
     outside = text[: m.start()] + " " + text[m.end():]  # "since 1900h" is a clock time, not the year 1900
     if (d := _BARE_DATE.search(outside)) is not None and _span(d.groupdict()) is not None:
         return None
+    if kind == "draw_part" and _find_window(outside, now) is not None:
+        return None  # "morning glucose over the past week": the week is the window, "morning" says which values
     window = _day_part(kind, m, now)
     return TimeMatch(window, *m.span(), "relative" if kind == "few_hours" else "day_part") if window else None
 
