@@ -648,6 +648,7 @@ def _part_window(name: str, start: datetime, end: datetime, now: datetime, which
 
 
 def _spans(entries: list[dict[str, Any]]) -> dict[str, _Span]:
+    """The lexicon's named spans ("day shift": 07:00–19:00) by name."""
     return {e["name"]: _Span(_minutes(e["start"]), _minutes(e["end"])) for e in entries}
 
 
@@ -706,13 +707,14 @@ def _day_part_patterns() -> list[tuple[str, re.Pattern[str]]]:
 
 
 def _spoken(text: str) -> str:
+    """A matched phrase with its blanks made single (the lexicon's keys are written so)."""
     return re.sub(r"\s+", " ", text.strip())
 
 
 def day_part_window(text: str, now: datetime) -> TimeMatch | None:
     """A part of the day or a shift named in lower-cased ``text``, as a window on the record's clock up to ``now``.
 
-    "this morning" (06:00–12:00), "this afternoon", "this evening", "tonight", "yesterday morning", "AM labs",
+    "this morning" (00:00–12:00), "this afternoon", "this evening", "tonight", "yesterday morning", "AM labs",
     "this shift" (the shift containing now), "last shift", "on night shift", "since midnight", "earlier today",
     "since 7" / "since 07:30" / "since 2pm", "the last few hours". Bounds are in ``lexicon/day_parts.json``;
     every window is the latest such span begun by now and ends at or before now. None when ``text`` names no
@@ -831,9 +833,8 @@ def _clock_range(m: re.Match[str], now: datetime) -> Window | None:
     if not firsts or not lasts:
         return None
     start, _ = _latest([_Span(c, c + 1) for c in firsts], now)
-    end = min(datetime.combine(start.date(), time.min, tzinfo=FLOATING) + timedelta(days=day, minutes=c)
-              for c in lasts for day in (0, 1)
-              if datetime.combine(start.date(), time.min, tzinfo=FLOATING) + timedelta(days=day, minutes=c) > start)
+    midnight = datetime.combine(start.date(), time.min, tzinfo=FLOATING)
+    end = min(e for c in lasts for day in (0, 1) if (e := midnight + timedelta(days=day, minutes=c)) > start)
     ongoing = now.replace(tzinfo=None) < end.replace(tzinfo=None)
     label = f"from {start:%H:%M} to {end:%H:%M} ({_clock_label(start, end)}{', up to now' if ongoing else ''})"
     return Window(start, now if ongoing else end, label, said=True)
