@@ -492,8 +492,10 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     if re.search(r"\b(?:total )?daily (?:dose|dosage|amount)\b|\bdose per day\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bdaily total\b|"
                  r"\btotal daily\b|\bin (?:a|one|a single) day\b|\bin 24 ?h(?:ours?|rs?)?\b|\bdaily\b", text) or (
             re.search(r"\btotal\b", text) and re.search(r"\b(?:given|administered|received)\b", text) and pq.window is not None) or (
-            re.search(r"\bhow much\b", text) and re.search(r"\b(?:given|administered|received|receive|infused|got|get)\b", text)):
-        # "how much X was given on <day>": that day's administered doses, summed
+            re.search(r"\bhow much\b", text) and re.search(r"\b(?:given|administered|received|receive|infused|got|get)\b", text)) or (
+            re.search(r"\bhow much\b", text) and pq.window is not None and pq.window.said and _names_drug(text)):
+        # "how much X was given on <day>": that day's administered doses, summed; "how much insulin this shift?",
+        # "how much morphine overnight": a drug over a part of the day is what was given in it
         pq.intent, pq.aggregate = "daily_dose", _aggregate(text) or ("sum" if re.search(r"\bhow much\b", text) else None)
         return
     if re.search(r"\bby how much\b|\bhow much did\b|\bnet change\b|\bchange in\b", text):
@@ -737,6 +739,12 @@ def _names_record_kind(text: str) -> bool:
     ``record_kinds`` of ``question_phrases.json``)."""
     kinds = (_phrases().get("record_kinds") or {}).get("words")
     return bool(kinds) and re.search(rf"\b(?:{_alternation(kinds)})\b", text) is not None
+
+
+def _names_drug(text: str) -> bool:
+    """Whether ``text`` names a drug or a drug class the lexicon knows ("insulin", "morphine", "opioids")."""
+    lexicon = _lexicon()
+    return lexicon is not None and lexicon.drug_phrase(re.findall(r"[a-z0-9][a-z0-9-]*", text.lower())) is not None
 
 
 def _has_item(text: str) -> bool:

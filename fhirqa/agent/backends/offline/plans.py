@@ -526,6 +526,25 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
 
 
 def plan(pq: ParsedQuestion) -> Plan:
+    """The plan for a parsed question; a window on clock bounds the question only implied is said in its answer."""
+    return say_window(pq.window, _plan(pq)) if pq.window is not None and pq.window.said else _plan(pq)
+
+
+def say_window(window: Window, steps: Plan) -> Plan:
+    """``steps`` with the final answer's text naming ``window`` ("K this morning": "… Window: this morning
+    (2025-06-20 06:00–12:00, up to now)."), unless the text says it already."""
+    call = next(steps)
+    while True:
+        name, args = call
+        if name == "final_answer" and window.label not in str(args.get("text", "")):
+            call = (name, {**args, "text": f"{str(args.get('text', '')).rstrip()} Window: {window.label}.".lstrip()})
+        try:
+            call = steps.send((yield call))
+        except StopIteration:
+            return
+
+
+def _plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)

@@ -99,6 +99,9 @@ class Window:
     label: str
     anchor: str | None = None  # "admission": the current stay; "event": resolved from ``event`` by the plan
     event: Anchor | None = None
+    # the window rests on clock bounds the question only implied ("this morning" = 06:00-12:00): every answer
+    # over it says them, so the clinician sees the assumption (plans.say_window)
+    said: bool = False
 
     def contains(self, when: datetime) -> bool:
         """True when ``when`` falls inside the window (calendar bounds on ``when``'s own clock)."""
@@ -289,6 +292,8 @@ def find_window(text: str, now: datetime) -> TimeMatch | None:
 
 
 def _find_window(text: str, now: datetime) -> TimeMatch | None:
+    if found := day_part_window(text, now):  # first: "last night shift" is a shift, not "last night"
+        return found
     if found := _calendar_window(text, now):  # first: "overnight during his admission" is the night, in the stay
         return found
     if found := _event_window(text):
@@ -573,11 +578,263 @@ def _calendar_window(text: str, now: datetime) -> TimeMatch | None:
         # the night on the record's own clock (19:00 to 07:00 local), whatever offset each value was written in
         start = datetime.combine(today - timedelta(days=1), time(int(hours["start"])), tzinfo=FLOATING)
         end = datetime.combine(today, time(int(hours["end"])), tzinfo=FLOATING)
-        window = Window(start, end, f"overnight ({start.date()} {hours['start']}:00 to {end.date()} {hours['end']}:00)")
+        window = Window(start, end, f"overnight ({start.date()} {hours['start']}:00 to {end.date()} {hours['end']}:00)", said=True)
         stay = re.match(rf"\s+(?:during|in|on|throughout)\s+{_POSS}(?:{_alt(w['latest_words'])}\s+)?{_alt(w['stay_nouns'])}\b",
                         text[m.end():])
         if stay:  # "overnight during his admission": the night's window, kept only inside that stay
-            window = Window(start, end, window.label, anchor="event", event=Anchor("stay", "within"))
+            window = Window(start, end, window.label, anchor="event", event=Anchor("stay", "within"), said=True)
             return TimeMatch(window, m.start(), m.end() + stay.end(), "overnight")
         return TimeMatch(window, *m.span(), "overnight")
     return None
+
+
+# --- parts of the day and shifts (words and clock bounds in lexicon/day_parts.json) ----------------------------
+
+
+@lru_cache(maxsize=1)
+def day_part_words() -> dict[str, Any]:
+    """Parts of the day, shifts and clock phrases with their clock bounds (``lexicon/day_parts.json``)."""
+    from fhirqa.project import lexicon_file
+
+    return lexicon_file("day_parts.json")
+
+
+def _minutes(clock: str) -> int:
+    """Minutes after midnight of an ``HH:MM`` clock time ("24:00" is 1440, the midnight that ends the day)."""
+    hours, minutes = clock.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A recurring span of the clock: ``start`` and ``end`` in minutes after midnight (end ≤ start: the next day)."""
+
+    start: int
+    end: int
+
+    def on(self, day: date) -> tuple[datetime, datetime]:
+        """The span begun on ``day``, as floating bounds (the end exclusive)."""
+        first = datetime.combine(day, time.min, tzinfo=FLOATING) + timedelta(minutes=self.start)
+        length = (self.end - self.start) % 1440 or 1440
+        return first, first + timedelta(minutes=length)
+
+
+def _latest(spans: list[_Span], now: datetime, ended: bool = False) -> tuple[datetime, datetime]:
+    """The latest occurrence of any of ``spans`` begun before ``now`` (``ended``: over by now), on now's clock."""
+    clock = now.replace(tzinfo=None)
+    found = [(a, b) for span in spans for back in range(3) for a, b in [span.on(now.date() - timedelta(days=back))]
+             if (b.replace(tzinfo=None) <= clock if ended else a.replace(tzinfo=None) < clock)]
+    return max(found)
+
+
+def _clock_label(start: datetime, end: datetime) -> str:
+    """"2025-06-20 06:00–12:00", "2025-06-19 18:00–24:00", "2025-06-19 19:00 to 2025-06-20 07:00"."""
+    if end.date() == start.date():
+        return f"{start:%Y-%m-%d %H:%M}–{end:%H:%M}"
+    if end == datetime.combine(start.date() + timedelta(days=1), time.min, tzinfo=FLOATING):
+        return f"{start:%Y-%m-%d %H:%M}–24:00"
+    return f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}"
+
+
+def _part_window(name: str, start: datetime, end: datetime, now: datetime, which: str = "") -> Window:
+    """The window of a part of the day begun at ``start`` (floating, ``end`` exclusive), cut at ``now``.
+
+    A part still under way ends at now (an instant); a part that is over ends just before its end clock, so
+    a value at 12:00 is the afternoon's, not the morning's.
+    """
+    ongoing = now.replace(tzinfo=None) < end.replace(tzinfo=None)
+    label = f"{name} ({which + ', ' if which else ''}{_clock_label(start, end)}{', up to now' if ongoing else ''})"
+    return Window(start, now if ongoing else end - timedelta(microseconds=1), label, said=True)
+
+
+def _spans(entries: list[dict[str, Any]]) -> dict[str, _Span]:
+    """The lexicon's named spans ("day shift": 07:00–19:00) by name."""
+    return {e["name"]: _Span(_minutes(e["start"]), _minutes(e["end"])) for e in entries}
+
+
+# what follows a number that is not a clock time: a quantity, a duration, a date ("since 7 days", "since 7/1")
+_NOT_A_CLOCK = (r"(?![\d/.:,-]?\d|\s*(?:%|mg|mcg|g|kg|units?|u|iu|ml|cc|meq|mmol|l|days?|d|weeks?|wks?|w|months?|mos?|"
+                r"years?|yrs?|y|hours?|hrs?|h|minutes?|mins?|x|times|doses?|tabs?|puffs?|percent|ago|/)\b)")
+
+
+def _clock_re(tag: str, part_nouns: dict[str, str]) -> str:
+    """A clock time as written ("7", "7:30", "07:30", "0700", "1900h", "7am", "7 p.m.", "7a", "noon", "8 this
+    morning", "11 last night"); its groups end in ``tag`` (two clock times in one phrase: "from 7 to 11")."""
+    clock = day_part_words()["since_clock"]
+    nouns, meridiem = _alt(clock["clock_nouns"]), _alt([*clock["am"], *clock["pm"]])
+    t = tag
+    return (rf"(?:(?P<h4{t}>0\d)(?P<m4{t}>[0-5]\d)(?:\s*{nouns}\b)?"
+            rf"|(?P<h4h{t}>[01]\d|2[0-3])(?P<m4h{t}>[0-5]\d)\s*{nouns}\b"
+            rf"|(?P<named{t}>{_alt(clock['named_times'])})\b"
+            rf"|(?P<h{t}>[01]?\d|2[0-3])(?::(?P<m{t}>[0-5]\d))?(?:\s*(?P<ap{t}>{meridiem})(?!\w)|(?P<ap1{t}>[ap])\b"
+            rf"|\s*{nouns}\b)?"
+            rf"(?:\s+(?:(?:this|in the)\s+(?P<part{t}>{_alt(part_nouns)})(?!\w)|(?P<night{t}>{_alt(clock['night_words'])})\b))?)")
+
+
+@lru_cache(maxsize=1)
+def _day_part_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    """(kind, pattern) for each way a question names a part of the day or a shift, most specific first."""
+    w = day_part_words()
+    shifts, shift_words = w["shifts"], w["shift_words"]
+    shift_nouns = {noun: s["name"] for s in shifts for noun in s["nouns"]}
+    part_nouns = {noun: p["name"] for p in w["parts"] for noun in p.get("nouns", [])}
+    part_phrases = {phrase: p["name"] for p in w["parts"] for phrase in p.get("phrases", [])}
+    clock = w["since_clock"]
+    edge = r"(?<![\w/.:-])"
+    return [
+        # "from 7 to 11", "between 2 and 4 pm", "from 0700 to 1100": the latest such span begun by now
+        ("clock_range", re.compile(rf"{edge}(?:from|between)\s+{_clock_re('a', part_nouns)}\s*(?:to|and|until|till|through|-|–)\s*"
+                                   rf"{_clock_re('b', part_nouns)}{_NOT_A_CLOCK}")),
+        # "since 7", "since 07:30", "since 7am", "since 7p", "since 1900h", "since noon", "since 8 this morning"
+        ("clock", re.compile(rf"{edge}{_alt(clock['lead'])}\s+{_clock_re('a', part_nouns)}{_NOT_A_CLOCK}"
+                             r"(?!\s*(?:to|and|until|till|through|-|–)\s*\d)")),
+        # "since yesterday", "since yesterday evening": from then to now
+        ("since_yesterday", re.compile(rf"{edge}(?:since|from)\s+{_alt(w['yesterday_words']['words'])}"
+                                       rf"(?:\s+(?:in\s+the\s+)?(?P<named>{_alt(part_nouns)}))?(?![\w'])")),
+        ("midnight", re.compile(rf"{edge}{_alt(w['since_midnight']['words'])}\b")),
+        ("previous_shift", re.compile(rf"{edge}(?:{_alt(shift_words['previous'])}"
+                                      rf"|{_alt(shift_words['previous_lead'])}\s+(?P<named>{_alt(shift_nouns)}))\b")),
+        ("current_shift", re.compile(rf"{edge}(?:(?:during|over|in|for|on|throughout)\s+)?{_alt(shift_words['current'])}\b")),
+        ("shift", re.compile(rf"{edge}(?:{_alt(shift_words['lead'])}\s+)*(?P<named>{_alt(shift_nouns)})(?:'s)?(?![\w-])")),
+        ("part_phrase", re.compile(rf"{edge}(?P<named>{_alt(part_phrases)})\b")),
+        ("yesterday_part", re.compile(rf"{edge}(?:{_alt(w['yesterday_words']['words'])}\s+(?:in\s+the\s+)?(?P<named>{_alt(part_nouns)})"
+                                      rf"|(?:in\s+the\s+)?(?P<named2>{_alt(part_nouns)})\s+(?:of\s+)?yesterday)(?:'s)?(?![\w])")),
+        ("this_part", re.compile(rf"{edge}{_alt(w['this_words']['words'])}\s+(?P<named>{_alt(part_nouns)})(?:'s)?(?![\w])")),
+        ("draw_part", re.compile(rf"{edge}(?P<named>{_alt(part_nouns)})(?=\s+{_alt(w['draw_nouns']['words'])}\b)")),
+        ("few_hours", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+"
+                                 rf"(?P<few>{_alt(w['few_hours']['words'])})\s+{_alt(w['few_hours']['unit_words'])}\b")),
+    ]
+
+
+def _spoken(text: str) -> str:
+    """A matched phrase with its blanks made single (the lexicon's keys are written so)."""
+    return re.sub(r"\s+", " ", text.strip())
+
+
+def day_part_window(text: str, now: datetime) -> TimeMatch | None:
+    """A part of the day or a shift named in lower-cased ``text``, as a window on the record's clock up to ``now``.
+
+    "this morning" (00:00–12:00), "this afternoon", "this evening", "tonight", "yesterday morning", "AM labs",
+    "this shift" (the shift containing now), "last shift", "on night shift", "since midnight", "earlier today",
+    "since 7" / "since 07:30" / "since 2pm", "the last few hours". Bounds are in ``lexicon/day_parts.json``;
+    every window is the latest such span begun by now and ends at or before now. None when ``text`` names no
+    such phrase, or writes a date (the date names the day: "this morning per the 6/12 note" is not today).
+    """
+    found = [(m, kind) for kind, pattern in _day_part_patterns() if (m := pattern.search(text))
+             and (kind != "clock_range" or _written_as_clock(m))]
+    if not found:
+        return None
+    m, kind = min(found, key=lambda f: (f[0].start(), -f[0].end()))  # the first phrase, the longest there
+    outside = text[: m.start()] + " " + text[m.end():]  # "since 1900h" is a clock time, not the year 1900
+    if (d := _BARE_DATE.search(outside)) is not None and _span(d.groupdict()) is not None:
+        return None
+    if kind == "draw_part" and _find_window(outside, now) is not None:
+        return None  # "morning glucose over the past week": the week is the window, "morning" says which values
+    window = _day_part(kind, m, now)
+    return TimeMatch(window, *m.span(), "relative" if kind == "few_hours" else "day_part") if window else None
+
+
+def _day_part(kind: str, m: re.Match[str], now: datetime) -> Window | None:
+    """The window of one matched day-part phrase (see :func:`day_part_window`)."""
+    w = day_part_words()
+    parts = {p["name"]: p for p in w["parts"]}
+    part_of = {_spoken(noun): p["name"] for p in w["parts"] for noun in [*p.get("nouns", []), *p.get("phrases", [])]}
+    shifts = _spans(w["shifts"])
+    shift_of = {_spoken(noun): s["name"] for s in w["shifts"] for noun in s["nouns"]}
+    shift_label = {s["name"]: s["label"] for s in w["shifts"]}
+    if kind == "few_hours":
+        hours = int(w["few_hours"]["words"][_spoken(m.group("few"))])
+        return Window(now - timedelta(hours=hours), now, f"in the last {_spoken(m.group('few'))} hours (the last {hours} h)",
+                      said=True)
+    if kind == "midnight":
+        said = _spoken(m.group(0))
+        since = "" if said.startswith(("since", "after")) else "since "
+        return Window(_day_start(now.date()), now, f"{said} ({since}{now.date()} 00:00, up to now)", said=True)
+    if kind == "clock":
+        return _since_clock(m, now)
+    if kind == "clock_range":
+        return _clock_range(m, now)
+    if kind in ("previous_shift", "current_shift", "shift"):
+        named = m.groupdict().get("named")
+        pool = [shifts[shift_of[_spoken(named)]]] if named else list(shifts.values())
+        start, end = _latest(pool, now, ended=kind == "previous_shift")
+        if named:
+            name = shift_label[shift_of[_spoken(named)]]
+            name = f"the previous {name.removeprefix('the ')}" if kind == "previous_shift" else name
+        else:
+            which = next(n for n, s in shifts.items() if s.on(start.date())[0] == start)
+            return _part_window(_spoken(m.group(0)), start, end, now, shift_label[which])  # "this shift (the day shift, …)"
+        return _part_window(name, start, end, now)
+    if kind == "since_yesterday" and not m.group("named"):
+        start = _day_start(now.date() - timedelta(days=1))
+        return Window(start, now, f"since yesterday ({start:%Y-%m-%d} 00:00, up to now)", said=True)
+    named = _spoken(m.group("named") or m.groupdict().get("named2") or "")
+    part = parts[part_of[named]]
+    span = _Span(_minutes(part["start"]), _minutes(part["end"]))
+    if kind == "since_yesterday" or _spoken(m.group(0)).startswith(("since", "from", "after")):
+        # "since yesterday evening", "since this morning": from the part's start up to now
+        start = span.on(now.date() - timedelta(days=1))[0] if kind == "since_yesterday" else _latest([span], now)[0]
+        if start.replace(tzinfo=None) >= now.replace(tzinfo=None):
+            return None
+        return Window(start, now, f"{_spoken(m.group(0))} ({start:%Y-%m-%d %H:%M}, up to now)", said=True)
+    if kind == "yesterday_part":
+        start, end = span.on(now.date() - timedelta(days=1))
+        if start.replace(tzinfo=None) >= now.replace(tzinfo=None):
+            return None
+        return _part_window(f"yesterday {part['name']}", start, end, now)
+    start, end = _latest([span], now)
+    return _part_window(part["label"], start, end, now)
+
+
+def _written_as_clock(m: re.Match[str]) -> bool:
+    """Whether either end of a range is written as a clock time ("7:30", "0700", "7pm", "noon", "8 this morning"):
+    "from 7 to 11" could be a clock span, but "K between 3 and 5" is a range of values."""
+    g = m.groupdict()
+    return any(g.get(f"{key}{t}") for t in "ab" for key in ("m", "h4", "h4h", "named", "ap", "ap1", "part", "night")) \
+        or re.search(_alt(day_part_words()["since_clock"]["clock_nouns"]), m.group(0)) is not None
+
+
+def _clock_minutes(g: dict[str, str | None], t: str) -> list[int]:
+    """The minutes after midnight a written clock time may mean (both 07:00 and 19:00 for a bare "7")."""
+    clock = day_part_words()["since_clock"]
+    if g.get(f"h4{t}") or g.get(f"h4h{t}"):  # "0700", "1900h": a 24-hour time
+        return [int(g[f"h4{t}"] or g[f"h4h{t}"] or 0) * 60 + int(g[f"m4{t}"] or g[f"m4h{t}"] or 0)]
+    if named := g.get(f"named{t}"):
+        return [_minutes(clock["named_times"][_spoken(named)])]
+    text = g[f"h{t}"] or "0"
+    hours, minutes = int(text), int(g.get(f"m{t}") or 0)
+    ap = _spoken(g.get(f"ap{t}") or "") or clock["attached"].get(g.get(f"ap1{t}") or "", "")
+    if g.get(f"part{t}"):  # "since 8 this morning", "since 4 this afternoon": the part's half of the day
+        part = next(p for p in day_part_words()["parts"] if _spoken(g[f"part{t}"] or "") in p.get("nouns", []))
+        ap = ap or ("am" if _minutes(part["start"]) < 720 else "pm")
+    elif g.get(f"night{t}"):  # "since 11 last night" is 23:00, "since 2 overnight" 02:00, "12 last night" midnight
+        ap = ap or ("pm" if 6 <= hours <= 11 else "am")
+    if ap:
+        if not 1 <= hours <= 12:
+            return []
+        return [(hours % 12 + (12 if ap in clock["pm"] else 0)) * 60 + minutes]
+    if (len(text) == 2 and text.startswith("0")) or hours > 12 or hours == 0:  # "07:30", "19:00": 24-hour
+        return [hours * 60 + minutes]
+    return [(hours % 12) * 60 + minutes, (hours % 12 + 12) * 60 + minutes]  # "since 7": 07:00 or 19:00
+
+
+def _since_clock(m: re.Match[str], now: datetime) -> Window | None:
+    """"since 7", "since 07:30", "since 2pm": from the latest such clock time before now (see the lexicon's note)."""
+    candidates = _clock_minutes(m.groupdict(), "a")
+    if not candidates:
+        return None
+    start, _ = _latest([_Span(c, c + 1) for c in candidates], now)
+    return Window(start, now, f"since {start:%H:%M} ({start:%Y-%m-%d %H:%M}, up to now)", said=True)
+
+
+def _clock_range(m: re.Match[str], now: datetime) -> Window | None:
+    """"from 7 to 11": from the latest such start before now to the first such end after it, cut at now."""
+    firsts, lasts = _clock_minutes(m.groupdict(), "a"), _clock_minutes(m.groupdict(), "b")
+    if not firsts or not lasts:
+        return None
+    start, _ = _latest([_Span(c, c + 1) for c in firsts], now)
+    midnight = datetime.combine(start.date(), time.min, tzinfo=FLOATING)
+    end = min(e for c in lasts for day in (0, 1) if (e := midnight + timedelta(days=day, minutes=c)) > start)
+    ongoing = now.replace(tzinfo=None) < end.replace(tzinfo=None)
+    label = f"from {start:%H:%M} to {end:%H:%M} ({_clock_label(start, end)}{', up to now' if ongoing else ''})"
+    return Window(start, now if ongoing else end, label, said=True)
