@@ -31,6 +31,7 @@ from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_q
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
+from fhirqa.agent.backends.offline.repletion_plan import plan_repletion, repletion_question
 from fhirqa.agent.backends.offline.summary_plan import (
     any_records_view,
     as_written,
@@ -518,6 +519,10 @@ def plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
+        return
+    repletion = repletion_question(pq)
+    if repletion is not None:  # "how many times was K replaced?", "mag repleted today?": the salts' administrations
+        yield from plan_repletion(pq, repletion)
         return
     clinical = state_asked(pq)
     if clinical is not None:  # "is she febrile?", "any hypotension in the last 24h?": a threshold on a measurement
