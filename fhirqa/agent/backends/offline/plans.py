@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.backends.offline.active_administration import active_by_administration
 from fhirqa.agent.backends.offline.class_note_plan import class_note, with_note
 from fhirqa.agent.backends.offline.clinical_state_plan import plan_clinical_state, state_asked
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
@@ -1731,7 +1732,9 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
     kinds = [view] if pq.kind_cued else [v for v in pq.views if v in ("condition", "medication", "allergy")] or [view]
     located = yield from find_records(pq, views=kinds, kind="request")
     if located is None:
-        yield final([False], f"No: the record has no {pq.entity} at all.")
+        # doses charted without an order the record holds still say whether the drug is on board
+        given = (yield from active_by_administration(pq, None, {})) if "medication" in kinds and pq.at_time is None else None
+        yield given or final([False], f"No: the record has no {pq.entity} at all.")
         return
     view, found = located
     if found.get("ambiguous"):
@@ -1740,6 +1743,13 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
     at = _iso(pq.at_time or pq.now)
     if view == "medication":
         active = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "active", "field": "status"})
+        if pq.at_time is None:  # now: the doses given count too ("is she on heparin?" with the order closed)
+            current = _row((yield ("get_by_index", {"records": active["handle"], "index": -1}))) if active.get("count") else None
+            latest = _row((yield ("get_by_index", {"records": found["handle"], "index": -1})))
+            given = yield from active_by_administration(pq, current, latest)
+            if given is not None:
+                yield given
+                return
     else:
         started = yield ("filter_by_date", {"records": found["handle"], "end": at, "field": "onset_time", "include_missing": True})
         active = started
