@@ -255,15 +255,11 @@ def _from_orders(pq: ParsedQuestion, asked: Repletion, found: str, what: str) ->
         rows.append((yield ("get_by_index", {"records": handle, "index": index})).get("row") or {})
     listed = "; ".join(_line(r, asked.products, order=True) for r in rows) + (f"; and {total - len(rows)} more"
                                                                                if total > len(rows) else "")
-    charted = yield ("get_resources", {"view": "medication", "kind": "administration"})
-    if charted.get("count"):  # the record charts doses: an order alone is no dose given
-        yield final([0] if asked.mode == "count" else [False] if asked.mode == "yes_no" else [],
-                    f"No administration of {what} products is charted{label}; {total} order(s) written: {listed}. "
-                    "An order is not a dose given.", status=_status(asked))
-        return
+    # as for any drug ("heparin given?"): with no administration charted, the orders are what the record says
     yield final([total] if asked.mode == "count" else [True] if asked.mode == "yes_no" else [],
-                f"From orders only (this record charts no administrations): {total} {what} order(s){label}: {listed}.",
-                status=_status(asked))
+                f"{'Yes, by its orders' if asked.mode == 'yes_no' else 'From the orders'}: no administration of {what} "
+                f"products is charted, so the orders stand for the doses (an order does not say a dose was given): "
+                f"{total} order{'s' if total != 1 else ''}{label}: {listed}.", status=_status(asked))
 
 
 def _answer(pq: ParsedQuestion, asked: Repletion, what: str, label: str, rows: list[dict[str, Any]],
