@@ -142,6 +142,19 @@ def test_when_k_was_last_replaced_is_the_last_dose_given(db):
     assert datetime.fromisoformat(out.answer[0]) == when(last)
 
 
+def test_more_doses_than_rounds_to_read_them_still_count_and_add_them(db, monkeypatch):
+    from fhirqa.agent.backends.offline import repletion_plan
+
+    monkeypatch.setattr(repletion_plan, "_rounds", lambda: 20)  # too few rounds to read each dose
+    kcl = administrations("potassium chloride")
+    counted = answer(db, "how many times was KCl given?")
+    assert counted.answer == [len(kcl)] and "too many to list" in counted.text
+    total = answer(db, "how much KCl did he get?")
+    assert total.answer == [sum(r["dosage"]["dose"]["value"] for r in kcl)] and total.unit == "mEq"
+    mixed = answer(db, "how much potassium did he get?")  # mEq and mmol: no total
+    assert mixed.status == "no-data" and mixed.answer == [] and "not added" in mixed.text
+
+
 @pytest.mark.parametrize("question", [
     "last K?", "K level after repletion?", "was vitamin K given?", "2 mg of morphine given?",
     "total vanco given on Mar 9 (mg)?", "did we get a mag this morning?", "is she on calcium channel blockers?",

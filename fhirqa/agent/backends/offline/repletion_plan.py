@@ -22,7 +22,7 @@ from fhirqa.agent.backends.offline.parser import ParsedQuestion
 
 Call = tuple[str, dict[str, Any]]
 
-_MAX_ROWS = 40  # administrations read one by one (cited); a window holding more is counted, not listed or added
+_SPARE_ROUNDS = 4  # rounds kept for the closing calls when administrations are read one by one
 _SHOWN = 12  # administrations written out in the answer text; the rest are counted
 _VALUED = ("amount", "time")  # answers that are a value: none charted is no-data, not a No
 
@@ -125,6 +125,24 @@ def _product_of(name: str, code: str | None, products: tuple[dict[str, Any], ...
 
 def plan_repletion(pq: ParsedQuestion, asked: Repletion) -> Generator[Call, dict[str, Any], None]:
     """Answer a replacement question from the administrations of the electrolytes' products (orders otherwise)."""
+    spent = [0]
+    steps = _plan(pq, asked, spent)
+    try:
+        call = next(steps)
+        while True:  # the calls are counted: the offline backend allows a bounded number of rounds
+            spent[0] += 1
+            call = steps.send((yield call))
+    except StopIteration:
+        return
+
+
+def _rounds() -> int:
+    from fhirqa.agent.backends.offline.backend import OfflineBackend
+
+    return int(OfflineBackend.max_rounds)
+
+
+def _plan(pq: ParsedQuestion, asked: Repletion, spent: list[int]) -> Generator[Call, dict[str, Any], None]:
     from fhirqa.agent.backends.offline.plans import final
 
     if _named_products(pq, asked):  # "how much KCl…": the salts named
@@ -137,7 +155,7 @@ def plan_repletion(pq: ParsedQuestion, asked: Repletion) -> Generator[Call, dict
     if not meds.get("count"):
         yield _none(pq, asked, f"The record has no medications, so no {what} replacement is charted.")
         return
-    found = yield from _products(meds["handle"], asked.products)
+    found = yield from _products(meds["handle"], asked)
     if found is None:
         yield _none(pq, asked, f"No {what} replacement is charted: the record holds no administration or order of "
                                f"{', '.join(p['generic'] for p in asked.products)}.")
@@ -161,15 +179,12 @@ def plan_repletion(pq: ParsedQuestion, asked: Repletion) -> Generator[Call, dict
         before = scoped.get("nearest_before")
         last = f" The last one charted before that: {_line(before, asked.products)}." if isinstance(before, dict) else ""
         yield final([0] if asked.mode == "count" else [False] if asked.mode == "yes_no" else [],
-                    f"No: no {what} replacement is charted{label}.{last}{lab}",
+                    f"{'No: n' if asked.mode == 'yes_no' else 'N'}o {what} replacement is charted{label}.{last}{lab}",
                     status=_status(asked))
         return
     handle, total = scoped.get("handle") or admins["handle"], int(scoped["count"])
-    if total > _MAX_ROWS:
-        yield final([total] if asked.mode == "count" else [True] if asked.mode == "yes_no" else [],
-                    f"{total} administrations of {what} products are charted{label}: too many to list or add here; "
-                    f"narrow the window (e.g. today, overnight).{lab}",
-                    status=_status(asked))
+    if total > _rounds() - spent[0] - _SPARE_ROUNDS:  # more doses than rounds left to read them one by one
+        yield from _many(pq, asked, what, label, handle, total, lab)
         return
     rows = []
     for index in range(total):
@@ -183,9 +198,50 @@ def _named_products(pq: ParsedQuestion, asked: Repletion) -> bool:
     return any(_pattern(p["names"]).search(text) for p in asked.products)
 
 
-def _products(meds: str, products: tuple[dict[str, Any], ...]) -> Generator[Call, dict[str, Any], str | None]:
-    """A handle on the medication rows of ``products`` (found by stem and code, kept by whole name), or None."""
-    stems = list(dict.fromkeys(s for p in products for s in p.get("stems", [])))
+def _many(pq: ParsedQuestion, asked: Repletion, what: str, label: str, handle: str, total: int,
+          lab: str) -> Generator[Call, dict[str, Any], None]:
+    """More doses in the window than can be read one by one: the doses given counted by their status, the total by
+    the aggregate tool (one unit only, else none), and the last dose named."""
+    from fhirqa.agent.backends.offline.plans import final
+
+    parts: list[dict[str, Any]] = []
+    for status in ("completed", "in-progress"):  # given; not-done, on-hold, stopped were not
+        part = yield ("filter_by_value", {"records": handle, "op": "==", "value": status, "field": "status"})
+        if part.get("count"):
+            parts.append(part)
+    if not parts:
+        yield final([0] if asked.mode == "count" else [False] if asked.mode == "yes_no" else [],
+                    f"{'No: n' if asked.mode == 'yes_no' else 'N'}one of the {total} {what} administrations charted"
+                    f"{label} is marked given.{lab}", status=_status(asked))
+        return
+    both = parts[0] if len(parts) == 1 else (yield ("combine_evidence", {"handles": [p["handle"] for p in parts]}))
+    given, count = both["handle"], int(both.get("count") or 0)
+    row = (yield ("get_by_index", {"records": given, "index": 0 if pq.position == "first" else -1})).get("row") or {}
+    word = "first" if pq.position == "first" else "last"
+    head = (f"{what.capitalize()} replacement{label}: {count} doses given (of {total} administrations charted; too "
+            f"many to list here); the {word}: {_line(row, asked.products)}.")
+    if asked.mode == "amount":
+        summed = yield ("aggregate", {"records": given, "op": "sum", "field": "dose"})
+        if summed.get("unit") and not summed.get("warning") and summed.get("value") is not None:
+            yield final([summed["value"]], f"{_fmt(summed['value'])} {summed['unit']} in all. {head}{lab}",
+                        unit=summed["unit"])
+        else:
+            units = ", ".join(summed.get("units") or [])
+            yield final([], f"{head} The doses are in several units ({units}), which are not added.{lab}",
+                        status="no-data")
+        return
+    if asked.mode == "time":
+        yield final([row.get("time")], f"{head}{lab}")
+        return
+    yield final([count] if asked.mode == "count" else [True], f"{'' if asked.mode == 'count' else 'Yes: '}{head}{lab}")
+
+
+def _products(meds: str, asked: Repletion) -> Generator[Call, dict[str, Any], str | None]:
+    """A handle on the medication rows of the products asked (found by the electrolytes' stems and the products'
+    codes, kept by whole name), or None."""
+    products = asked.products
+    stems = list(dict.fromkeys(s for e in _lexicon()["electrolytes"] if e["name"] in asked.electrolytes
+                               for s in e.get("stems", [])))
     codes = list(dict.fromkeys(c for p in products for c in p.get("rxnorm", [])))
     candidates: list[dict[str, Any]] = []
     for stem in stems:
