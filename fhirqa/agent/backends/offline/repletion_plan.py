@@ -44,6 +44,12 @@ def _not_given_statuses() -> frozenset[str]:
 
 def _pattern(words: list[str]) -> re.Pattern[str]:
     """Whole-word alternation of ``words`` (longest first; blanks match any run of blanks)."""
+    return _compiled(tuple(words))
+
+
+@lru_cache(maxsize=256)
+def _compiled(words: tuple[str, ...]) -> re.Pattern[str]:
+    # every question is tested against these words: each alternation is built once
     alt = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(set(words), key=len, reverse=True))
     return re.compile(rf"(?<![\w])(?:{alt})(?![\w+]|-\w)")
 
