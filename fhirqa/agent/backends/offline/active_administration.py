@@ -73,6 +73,8 @@ def active_by_administration(pq: ParsedQuestion, order: dict[str, Any] | None,
     given = f"last given {when} ({dose.get('ref')})"
     recent = hours is not None and 0 <= hours <= window
     if order is not None:
+        if order.get("medication_name") and order.get("medication_name") != name:  # a class: another member's dose
+            given = f"last dose given {when}: {name} ({dose.get('ref')})"
         since = f"order active since {_day(order.get('time'))} ({order.get('ref')})"
         if recent or hours is None:
             return final([True], f"Yes: {order.get('medication_name') or name} is active: {since}; {given}.")
