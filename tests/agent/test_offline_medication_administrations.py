@@ -198,6 +198,26 @@ def test_a_held_dose_answer_gives_the_reason_charted(db):
     assert out.answer == [True] and held[0]["statusReason"][0]["text"] in out.text
 
 
+def not_given_reason(resource):
+    reason = resource["statusReason"][0]
+    return reason.get("text") or reason["coding"][0].get("display") or reason["coding"][0]["code"]
+
+
+@pytest.mark.parametrize(("question", "drug"), [("why was heparin held?", "heparin"),
+                                                ("reason the KCl dose was held?", "potassium chloride")])
+def test_why_a_dose_was_held_is_answered_with_the_reasons_charted(db, question, drug):
+    held = administrations(drug, status="not-done")
+    out = answer(db, question)
+    assert out.status == "answered" and out.answer == sorted({not_given_reason(r) for r in held})
+
+
+def test_which_meds_were_held_is_answered_with_the_drugs(db):
+    held = [r for r in RESOURCES if r["resourceType"] == "MedicationAdministration" and r["status"] == "not-done"]
+    names = {r["medicationCodeableConcept"].get("text") for r in held}
+    out = answer(db, "which meds were held?")
+    assert set(out.answer) == names and len(out.answer) == len(names) == 2
+
+
 def test_the_medication_view_carries_status_reason_text_then_display(db):
     rows = dict(Store(db).query("SELECT ref, status_reason FROM medication WHERE status_reason IS NOT NULL").rows)
     gold = {f"MedicationAdministration/{r['id']}": r["statusReason"][0].get("text") or r["statusReason"][0]["coding"][0]["display"]

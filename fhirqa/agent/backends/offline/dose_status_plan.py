@@ -41,7 +41,8 @@ def not_given_question(pq: ParsedQuestion) -> str | None:
     if not re.search(rf"(?<![\w-])(?:{_alt(words['words'])})(?![\w-])", text):
         return None
     drug = re.sub(rf"(?<![\w-])(?:{_alt(words['words'])})(?![\w-])", " ", pq.entity.lower())
-    drug = re.sub(rf"(?<![\w-])(?:{_alt(words.get('filler', []))})(?![\w-])", " ", drug)
+    asks = [*words.get("filler", []), *words.get("reason_asks", []), *words.get("which_asks", [])]
+    drug = re.sub(rf"(?<![\w-])(?:{_alt(asks)})(?![\w-])", " ", drug)
     return re.sub(r"\s+", " ", drug).strip()
 
 
@@ -124,9 +125,30 @@ def _not_given(pq: ParsedQuestion, handle: str, total: int, what: str, records: 
     shown = [f"{v.get('name')} on {str(v.get('time') or '?')[:10]} ({v.get('value')}"
              f"{': ' + str(why[v.get('ref')]) if why.get(v.get('ref')) else ''})"
              for v in listed.get("values", []) if isinstance(v, dict)]
-    more = f" and {listed['omitted']} more" if listed.get("omitted") else ""
+    left = int(listed.get("count") or 0) - len(shown)
+    more = f" and {left} more" if left > 0 else ""
     # the statuses alone do not tell held from refused or missed: the reason is given where the record charts one
     unexplained = "" if reasons.get("count") else " No reason (held, refused, missed) is recorded for them."
+    said = f"{listed.get('count')} of {total} {records}{label} were not given: {'; '.join(shown)}{more}."
+    asked = _asked(pq)
+    if asked == "reason" and with_reasons:  # "why was the vanco held?": the reasons are the answer
+        if not reasons.get("count"):
+            yield final([], f"No reason is recorded: {said}", status="no-data")
+            return
+        yield final([], f"{said}", list_from=combined, list_field="status_reason")
+        return
+    if asked == "which":  # "which meds were held?": the drugs are the answer
+        yield final([], said, list_from=combined, list_field="medication_name" if with_reasons else None)
+        return
     yield final([listed.get("count")] if pq.intent == "count" else [True],
-                f"{'' if pq.intent == 'count' else 'Yes: '}{listed.get('count')} of {total} {records}{label} were not "
-                f"given: {'; '.join(shown)}{more}.{unexplained}")
+                f"{'' if pq.intent == 'count' else 'Yes: '}{said}{unexplained}")
+
+
+def _asked(pq: ParsedQuestion) -> str | None:
+    """"reason" when the question asks why doses were not given, "which" when it asks for the drugs, else None."""
+    text = pq.text.lower().replace("’", "'")
+    for kind, key in (("reason", "reason_asks"), ("which", "which_asks")):
+        words = _words().get(key) or []
+        if words and re.search(rf"(?<![\w-])(?:{_alt(words)})(?![\w-])", text):
+            return kind
+    return None
