@@ -115,7 +115,7 @@ def repletion_question(pq: ParsedQuestion) -> Repletion | None:
     return Repletion(tuple(electrolytes), tuple(products), mode)
 
 
-def _product_of(name: str, code: str | None, products: tuple[dict[str, Any], ...]) -> dict[str, Any] | None:
+def _product_of(name: str | None, code: str | None, products: tuple[dict[str, Any], ...]) -> dict[str, Any] | None:
     """The product a medication name (or code) is, among ``products``; None for another drug."""
     low = str(name or "").lower()
     if any(re.search(rf"\b{re.escape(w)}\b", low) for w in _lexicon().get("not_with", [])):
