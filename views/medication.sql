@@ -4,6 +4,7 @@
 -- Source tables: map_medication_request, map_medication_dispense, map_medication_administration,
 -- map_medication_statement (one row per resource each), map_medication (referenced Medication resources),
 -- map_condition (names of reasonReference conditions).
+-- status_reason: administrations only, why a dose was not given (MedicationAdministration.statusReason).
 -- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
 -- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
 -- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
@@ -83,7 +84,7 @@ events AS (
         medication_cc_rxnorm,
         contained_medication_text, contained_medication_display, contained_medication_code, contained_medication_system,
         contained_medication_rxnorm,
-        status, intent,
+        status, CAST(NULL AS VARCHAR) AS status_reason, intent,
         time AS time_raw,
         end_time AS end_time_raw,
         CAST(dose AS DOUBLE) AS dose, dose_unit_text, dose_unit_code,
@@ -106,7 +107,7 @@ events AS (
         medication_cc_rxnorm,
         contained_medication_text, contained_medication_display, contained_medication_code, contained_medication_system,
         contained_medication_rxnorm,
-        status, CAST(NULL AS VARCHAR) AS intent,
+        status, CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR) AS intent,
         coalesce(when_handed_over, when_prepared) AS time_raw,
         CAST(NULL AS VARCHAR) AS end_time_raw,
         CAST(dose AS DOUBLE), dose_unit_text, dose_unit_code,
@@ -130,7 +131,10 @@ events AS (
         medication_cc_rxnorm,
         contained_medication_text, contained_medication_display, contained_medication_code, contained_medication_system,
         contained_medication_rxnorm,
-        status, CAST(NULL AS VARCHAR) AS intent,
+        status,
+        -- why the dose was not given (held for low BP, NPO, refused): text, else coding display, else code
+        coalesce(status_reason_text, status_reason_display, status_reason_code),
+        CAST(NULL AS VARCHAR) AS intent,
         coalesce(effective_datetime, effective_period_start) AS time_raw,
         effective_period_end AS end_time_raw,
         CAST(dose AS DOUBLE), dose_unit_text, dose_unit_code,
@@ -154,7 +158,7 @@ events AS (
         medication_cc_rxnorm,
         contained_medication_text, contained_medication_display, contained_medication_code, contained_medication_system,
         contained_medication_rxnorm,
-        status, CAST(NULL AS VARCHAR) AS intent,
+        status, CAST(NULL AS VARCHAR), CAST(NULL AS VARCHAR) AS intent,
         coalesce(effective_datetime, effective_period_start, date_asserted) AS time_raw,
         effective_period_end AS end_time_raw,
         CAST(dose AS DOUBLE), dose_unit_text, dose_unit_code,
@@ -304,6 +308,7 @@ SELECT
     CASE WHEN f.own_name IS NOT NULL OR f.kind = 'request' THEN f.own_system ELSE q.request_system END
         AS medication_system,
     f.status,
+    f.status_reason,
     f.intent,
     TRY_CAST(f.time_raw AS TIMESTAMPTZ) AS time,
     utc_offset_minutes(f.time_raw) AS time_offset,

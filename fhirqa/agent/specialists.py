@@ -22,6 +22,7 @@ _ASKS_FOR = {
     "route": r"\broute\b|\boral\w*|\biv\b|\bintravenous\w*|\bsubcut\w*|\bpo\b|\bim\b",
     "encounter_ref": r"\bencounter\b|\bvisit\b|\badmission\b|\bduring (?:the|her|his) stay\b",
     "reason_name": r"\bwhy\b|\breason\b|\bfor what\b|\bindicat\w*",
+    "status_reason": r"\bheld\b|\bhold\b|\brefus\w*|\bmissed\b|\bnot given\b|\bwhy\b|\breason\b",
     "quantity": r"\bquantity\b|\bhow many (?:pills|tablets|capsules)\b|\bdispensed\b|\bsupply\b",
     "days_supply": r"\bdays? supply\b|\bsupply\b",
     "interpretation": r"\bhigh\b|\blow\b|\babnormal\b|\bflag\w*|\binterpret\w*",

@@ -5,7 +5,8 @@ Such a question is about a drug's administrations, never about a result named af
 vancomycin trough): the drug is looked up among medications only. A dose counts as not given when its
 MedicationAdministration status is one of ``doses_not_given.statuses`` of ``lexicon/drugs.json``
 (not-done, on-hold, stopped). A drug with orders but no charted administrations cannot say whether a dose
-was held: the answer says so instead of a No.
+was held: the answer says so instead of a No. Each dose not given is shown with the reason its administration
+charts (``status_reason`` of the medication view: MedicationAdministration.statusReason), when it charts one.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def not_given_question(pq: ParsedQuestion) -> str | None:
     if not re.search(rf"(?<![\w-])(?:{_alt(words['words'])})(?![\w-])", text):
         return None
     drug = re.sub(rf"(?<![\w-])(?:{_alt(words['words'])})(?![\w-])", " ", pq.entity.lower())
-    drug = re.sub(rf"(?<![\w-])(?:{_alt(words.get('filler', []))})(?![\w-])", " ", drug)
+    asks = [*words.get("filler", []), *words.get("reason_asks", []), *words.get("which_asks", [])]
+    drug = re.sub(rf"(?<![\w-])(?:{_alt(asks)})(?![\w-])", " ", drug)
     return re.sub(r"\s+", " ", drug).strip()
 
 
@@ -83,11 +85,13 @@ def _administrations(pq: ParsedQuestion, found: dict[str, Any], what: str) -> Ge
         yield final([], f"The record charts no administrations of {what} (only orders, fills or statements), so "
                         "whether a dose was held or missed cannot be told from it.", status="no-data")
         return
-    yield from _not_given(pq, admin["handle"], admin["count"], what, "charted administrations")
+    yield from _not_given(pq, admin["handle"], admin["count"], what, "charted administrations", with_reasons=True)
 
 
-def _not_given(pq: ParsedQuestion, handle: str, total: int, what: str, records: str) -> Generator[Call, dict[str, Any], None]:
-    """Within the question's window, the records of ``handle`` whose status says not given, listed with their dates."""
+def _not_given(pq: ParsedQuestion, handle: str, total: int, what: str, records: str,
+               with_reasons: bool = False) -> Generator[Call, dict[str, Any], None]:
+    """Within the question's window, the records of ``handle`` whose status says not given, listed with their dates
+    (and, ``with_reasons``, the reason each one charts: medication administrations)."""
     from fhirqa.agent.backends.offline.plans import _empty_window, _row, final, windowed
 
     scoped = yield from windowed(pq, handle)
@@ -113,10 +117,38 @@ def _not_given(pq: ParsedQuestion, handle: str, total: int, what: str, records: 
     if len(missed) > 1:
         combined = (yield ("combine_evidence", {"handles": missed}))["handle"]
     listed = yield ("extract_field_value", {"records": combined, "field": "status"})
-    shown = [f"{v.get('name')} on {str(v.get('time') or '?')[:10]} ({v.get('value')})" for v in listed.get("values", [])]
-    more = f" and {listed['omitted']} more" if listed.get("omitted") else ""
-    # the statuses do not tell held from refused or missed, and the views carry no statusReason: say what is there
+    # why each dose was not given, as charted (MedicationAdministration.statusReason: held for low BP, NPO, refused)
+    reasons: dict[str, Any] = {}
+    if with_reasons:  # the immunization view carries no reason
+        reasons = yield ("extract_field_value", {"records": combined, "field": "status_reason"})
+    why = {v.get("ref"): v.get("value") for v in reasons.get("values", []) if isinstance(v, dict)}
+    shown = [f"{v.get('name')} on {str(v.get('time') or '?')[:10]} ({v.get('value')}"
+             f"{': ' + str(why[v.get('ref')]) if why.get(v.get('ref')) else ''})"
+             for v in listed.get("values", []) if isinstance(v, dict)]
+    left = int(listed.get("count") or 0) - len(shown)
+    more = f" and {left} more" if left > 0 else ""
+    # the statuses alone do not tell held from refused or missed: the reason is given where the record charts one
+    unexplained = "" if reasons.get("count") else " No reason (held, refused, missed) is recorded for them."
+    said = f"{listed.get('count')} of {total} {records}{label} were not given: {'; '.join(shown)}{more}."
+    asked = _asked(pq)
+    if asked == "reason" and with_reasons:  # "why was the vanco held?": the reasons are the answer
+        if not reasons.get("count"):
+            yield final([], f"No reason is recorded: {said}", status="no-data")
+            return
+        yield final([], f"{said}", list_from=combined, list_field="status_reason")
+        return
+    if asked == "which":  # "which meds were held?": the drugs are the answer
+        yield final([], said, list_from=combined, list_field="medication_name" if with_reasons else None)
+        return
     yield final([listed.get("count")] if pq.intent == "count" else [True],
-                f"{'' if pq.intent == 'count' else 'Yes: '}{listed.get('count')} of {total} {records}{label} were not "
-                f"given: {'; '.join(shown)}{more}. Why (held, refused, missed) is not among the fields the record's "
-                "views carry.")
+                f"{'' if pq.intent == 'count' else 'Yes: '}{said}{unexplained}")
+
+
+def _asked(pq: ParsedQuestion) -> str | None:
+    """"reason" when the question asks why doses were not given, "which" when it asks for the drugs, else None."""
+    text = pq.text.lower().replace("’", "'")
+    for kind, key in (("reason", "reason_asks"), ("which", "which_asks")):
+        words = _words().get(key) or []
+        if words and re.search(rf"(?<![\w-])(?:{_alt(words)})(?![\w-])", text):
+            return kind
+    return None

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.backends.offline.active_administration import active_by_administration
 from fhirqa.agent.backends.offline.class_note_plan import class_note, with_note
 from fhirqa.agent.backends.offline.clinical_state_plan import plan_clinical_state, state_asked
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
@@ -33,6 +34,7 @@ from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.purpose_plan import ask_as_class, purpose_class
 from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
+from fhirqa.agent.backends.offline.repletion_plan import plan_repletion, repletion_question
 from fhirqa.agent.backends.offline.series_plan import plan_series, series_asked
 from fhirqa.agent.backends.offline.summary_plan import (
     any_records_view,
@@ -552,6 +554,10 @@ def _plan(pq: ParsedQuestion) -> Plan:
     drug_class = purpose_class(pq)
     if drug_class is not None:  # "is she on anything for pain?": the question about the class that treats it
         ask_as_class(pq, drug_class)
+    repletion = repletion_question(pq)
+    if repletion is not None:  # "how many times was K replaced?", "mag repleted today?": the salts' administrations
+        yield from plan_repletion(pq, repletion)
+        return
     clinical = state_asked(pq)
     if clinical is not None:  # "is she febrile?", "any hypotension in the last 24h?": a threshold on a measurement
         yield from plan_clinical_state(pq, clinical)
@@ -1879,7 +1885,9 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
     kinds = [view] if pq.kind_cued else [v for v in pq.views if v in ("condition", "medication", "allergy")] or [view]
     located = yield from find_records(pq, views=kinds, kind="request")
     if located is None:
-        yield final([False], f"No: the record has no {pq.entity} at all.")
+        # doses charted without an order the record holds still say whether the drug is on board
+        given = (yield from active_by_administration(pq, None, {})) if "medication" in kinds and pq.at_time is None else None
+        yield given or final([False], f"No: the record has no {pq.entity} at all.")
         return
     view, found = located
     if found.get("ambiguous"):
@@ -1888,6 +1896,13 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
     at = _iso(pq.at_time or pq.now)
     if view == "medication":
         active = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "active", "field": "status"})
+        if pq.at_time is None:  # now: the doses given count too ("is she on heparin?" with the order closed)
+            current = _row((yield ("get_by_index", {"records": active["handle"], "index": -1}))) if active.get("count") else None
+            latest = _row((yield ("get_by_index", {"records": found["handle"], "index": -1})))
+            given = yield from active_by_administration(pq, current, latest)
+            if given is not None:
+                yield given
+                return
     else:
         started = yield ("filter_by_date", {"records": found["handle"], "end": at, "field": "onset_time", "include_missing": True})
         active = started
