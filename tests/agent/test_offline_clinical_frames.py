@@ -175,6 +175,14 @@ def test_due_for_a_kind_answers_the_last_of_that_kind():
         assert str(ask(question)["answer"][0]).startswith("2024-06-01"), question
 
 
+def test_up_to_date_asks_what_due_asks():
+    for question in ("is he up to date on his flu shot?", "up to date on vaccines?", "is she behind on shots?"):
+        out = ask(question)
+        assert str(out["answer"][0]).startswith("2024-06-01"), question
+        assert "no schedule" in out["text"] and not out["text"].startswith("Yes")
+    assert due_question(parse("is the med list up to date?", NOW)) is None
+
+
 def test_due_to_and_due_date_ask_other_things():
     assert due_question(parse("is the AKI due to vanc?", NOW)) is None
     assert due_question(parse("what is her due date?", NOW)) is None
