@@ -939,6 +939,11 @@ def _view_order(text: str, pq: ParsedQuestion) -> list[str]:
         hinted = ["observation"]
     if pq.intent == "daily_dose":
         hinted.insert(0, "medication")
+    if hinted and hinted[0] == "allergy" and pq.intent in ("exists", "value", "time_of") \
+            and re.search(r"\ballergic\b|\ballerg(?:y|ies)\b", text) \
+            and not re.search(r"\b(?:ige|panel|tests?|testing|levels?|results?|screen\w*|drawn|sensitization)\b", text):
+        # "is she allergic to penicillin?" asks the allergy list only: a penicillin she was given (Zosyn) is no allergy
+        return ["allergy"]
     order = list(dict.fromkeys(hinted + DEFAULT_VIEW_ORDER))
     if "on" in text.split() and hinted and hinted[0] == "medication" and len(hinted) > 1:
         # "on" alone is a weak medication cue ("on admission", "on 2019-01-02")
