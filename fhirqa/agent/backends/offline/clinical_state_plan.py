@@ -6,7 +6,11 @@ or more, hypotensive = a systolic pressure below 90 mmHg, …). The question is 
 <value> in the window?" by the ordinary threshold plan, so the extreme found is cited; with no window asked, the
 last ``default_hours`` hours before now are read and the answer says so. A noun ("hypotension", "fevers") is a
 state only with a window: without one it may be a diagnosis ("history of hypoglycemia?") and is left to the
-other plans, as are questions about what a note documents.
+other plans, as are questions about what a note documents; the state's ``bare_nouns`` ("any fever?") name only a
+measurement and are read as the state without one. Words around the state that name no item ("at all", "episodes",
+"since admission") do not make it context: only a record item left once the state and the window are taken out
+does ("febrile pt - last WBC?"). A number asked with the state ("spiked above 38.5 this admission?") is the
+threshold instead of the state's own.
 """
 
 from __future__ import annotations
@@ -39,14 +43,19 @@ def state_asked(pq: ParsedQuestion) -> dict[str, Any] | None:
     """The state a question asks about (its lexicon entry), or None."""
     spec = _spec()
     text = " ".join(pq.text.lower().split())
-    if pq.intent not in ("exists", "value") or any(re.search(p, text) for p in spec["not_when"]):
+    threshold = pq.intent == "threshold" and pq.comparison is not None
+    if (pq.intent not in ("exists", "value") and not threshold) or any(re.search(p, text) for p in spec["not_when"]):
         return None  # "how high did her fever get?" asks for a value of the item, not whether the state was there
+    # the words the parser left as the item (the window and frame words are out of it); the question itself when
+    # it left none
+    rest_of = pq.entity or pq.text
     for state in spec["states"]:
-        for words, needs_window in ((state["adjectives"], False), (state["nouns"], True)):
+        bare = state.get("bare_nouns", [])
+        for words, needs_window in ((state["adjectives"], False), (bare, False), (state["nouns"], True)):
             said = rf"\b(?:{_said(words)})\b" if words else None
             if said is None or (needs_window and pq.window is None) or not re.search(said, text):
                 continue
-            if _names_another_item(re.sub(said, " ", pq.text, flags=re.IGNORECASE)):
+            if _names_another_item(re.sub(said, " ", rest_of, flags=re.IGNORECASE)):
                 return None  # "febrile pt on cross-cover - last WBC?": the state is context, the WBC is asked
             return state
     return None
@@ -72,7 +81,12 @@ def plan_clinical_state(pq: ParsedQuestion, state: dict[str, Any]) -> Generator[
     from fhirqa.agent.backends.offline.timephrases import Window
 
     assert pq.now is not None
-    asked = parse(f"any {state['item']} {_WORDS[state['op']]} {state['value']:g}?", pq.now)
+    cmp = pq.comparison if pq.intent == "threshold" else None
+    if cmp is not None:  # "spiked above 38.5": the question's own threshold, on the state's item
+        state = {**state, "op": cmp.op, "value": cmp.value, "invert": False,
+                 "said": f"a {state['item']} {_WORDS.get(cmp.op, cmp.op)} {cmp.value:g}{' ' + cmp.unit if cmp.unit else ''}"}
+    unit = f" {cmp.unit}" if cmp is not None and cmp.unit else ""
+    asked = parse(f"any {state['item']} {_WORDS[state['op']]} {state['value']:g}{unit}?", pq.now)
     window, said = pq.window, ""
     if window is None:
         hours = int(_spec()["default_hours"])
@@ -85,7 +99,8 @@ def plan_clinical_state(pq: ParsedQuestion, state: dict[str, Any]) -> Generator[
         call = steps.send((yield call))
     args = dict(call[1])
     answer = args.get("answer") or []
-    meaning = f"{state['adjectives'][0] if state['adjectives'] else state['nouns'][0]} = {state['said']}"
+    meaning = f"threshold asked: {state['said']}" if cmp is not None else \
+        f"{state['adjectives'][0] if state['adjectives'] else state['nouns'][0]} = {state['said']}"
     if state.get("invert") and len(answer) == 1 and isinstance(answer[0], bool):
         args["answer"] = [not answer[0]]
         args["text"] = f"{'Yes' if not answer[0] else 'No'}: {args.get('text', '')}"

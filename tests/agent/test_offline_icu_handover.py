@@ -1,0 +1,82 @@
+"""Handover questions in the ICU nurse's voice, over hand-made rows (no store needed).
+
+Each section is a class of phrasing found by the ICU handover probe (``evals/probe_icu_nursing``), not a test
+question; the gold of each test is computed from the rows below:
+
+1. a state adjective or noun with a window ("hypoxic at all since admission?", "any hypotensive episodes this
+   admission?", "spiked above 38.5 this admission?") is the state over the stay's measurements, not a record term;
+   a bare "any fever?" is the last 24 hours' temperatures, not a note from days ago.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from .test_tools_helpers import med, obs, offline_answer, t
+
+NOW = datetime(2025, 6, 20, 12, 0, tzinfo=UTC)
+ADMITTED = "2025-06-18T08:00:00"
+HEPARIN = "Heparin 5,000 units/mL injection"
+VANCO = "Vancomycin 1,000 mg IVPB"
+ZOSYN = "Zosyn (piperacillin-tazobactam) 4.5 g IV"
+TYLENOL = "Acetaminophen 325 MG Oral Tablet"
+
+
+def encounter(eid: str, code: str, start: str, end: str | None) -> dict[str, Any]:
+    return {"patient_id": "p1", "ref": f"Encounter/{eid}", "class_code": code, "class_name": code.lower(),
+            "type_name": "Hospital admission", "status": "finished" if end else "in-progress", "start_time": t(start),
+            "end_time": t(end) if end else None, "reason_name": None}
+
+
+def vital(oid: str, name: str, code: str, value: float, when: str, unit: str) -> dict[str, Any]:
+    return obs(oid, name, value, when, unit=unit, code=code, category="vital-signs")
+
+
+ENCOUNTERS = [encounter("s0", "IMP", "2025-01-10T08:00:00", "2025-01-14T10:00:00"), encounter("s1", "IMP", ADMITTED, None)]
+SPO2 = ("Oxygen saturation in Arterial blood by Pulse oximetry", "59408-5", "%")
+SBP = ("Systolic blood pressure", "8480-6", "mm[Hg]")
+TEMP = ("Body temperature", "8310-5", "Cel")
+VITALS = [
+    (SPO2, [(97, "2025-01-11T08:00:00"), (88, "2025-01-12T08:00:00"),  # the earlier stay's desaturation
+            (94, "2025-06-18T09:00:00"), (89, "2025-06-19T03:00:00"), (95, "2025-06-20T07:00:00")]),
+    (SBP, [(84, "2025-01-12T08:00:00"), (112, "2025-06-18T09:00:00"), (96, "2025-06-19T03:00:00"),
+           (118, "2025-06-20T07:00:00")]),
+    (TEMP, [(38.7, "2025-06-18T10:00:00"), (38.2, "2025-06-19T01:00:00"), (37.4, "2025-06-19T20:00:00"),
+            (37.1, "2025-06-20T07:00:00")]),
+]
+OBSERVATIONS = [vital(f"{name[1]}-{i}", name[0], name[1], float(v), when, name[2])
+                for name, values in VITALS for i, (v, when) in enumerate(values)]
+VIEWS: dict[str, list[dict[str, Any]]] = {"encounter": ENCOUNTERS, "observation": OBSERVATIONS, "medication": []}
+
+
+def ask(question: str, views: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    return offline_answer(question, views or VIEWS, NOW)
+
+
+def _in_stay(item: tuple[str, str, str]) -> list[float]:
+    return [r["value"] for r in OBSERVATIONS if r["name"] == item[0] and t(ADMITTED) <= r["time"] <= NOW]
+
+
+# 1. states over a window
+
+
+def test_a_state_at_all_since_admission_is_read_from_the_stays_measurements() -> None:
+    got = ask("has he been hypoxic at all since admission?")
+    assert got["answer"] == [min(_in_stay(SPO2)) < 90] == [True]
+    assert "Observation/59408-5-3" in got["cited"]
+    # the earlier stay's SBP of 84 is not this admission: the lowest now is 96
+    assert ask("any hypotensive episodes this admission?")["answer"] == [min(_in_stay(SBP)) < 90] == [False]
+
+
+def test_a_number_said_with_the_state_is_the_threshold_asked() -> None:
+    highest = max(_in_stay(TEMP))
+    assert ask("spiked above 38.5 this admission?")["answer"] == [highest > 38.5] == [True]
+    assert ask("spiked above 38.9 since admission?")["answer"] == [highest > 38.9] == [False]
+
+
+def test_a_bare_any_fever_is_the_last_24_hours_of_temperatures() -> None:
+    last_day = [r["value"] for r in OBSERVATIONS if r["name"] == TEMP[0] and (NOW - r["time"]).days < 1]
+    got = ask("any fever?")
+    assert got["answer"] == [max(last_day) >= 38.0] == [False]
+    assert "last 24 hours" in got["text"]
