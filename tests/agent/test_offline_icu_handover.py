@@ -80,3 +80,41 @@ def test_a_bare_any_fever_is_the_last_24_hours_of_temperatures() -> None:
     got = ask("any fever?")
     assert got["answer"] == [max(last_day) >= 38.0] == [False]
     assert "last 24 hours" in got["text"]
+
+
+# 2. dose counts and totals asked without "how many" / "how much"
+
+MAR = [
+    med("hep-0", HEPARIN, "administration", "2025-01-11T06:00:00", dose=5000, unit="units"),  # the earlier stay
+    *[med(f"hep-{i}", HEPARIN, "administration", when, dose=5000, unit="units", route="SC")
+      for i, when in enumerate(["2025-06-18T14:00:00", "2025-06-18T22:00:00", "2025-06-19T06:00:00",
+                                "2025-06-19T14:00:00", "2025-06-19T22:00:00", "2025-06-20T06:00:00"], start=1)],
+    med("hep-x", HEPARIN, "administration", "2025-06-20T06:05:00", dose=5000, unit="units", status="not-done"),
+    med("van-1", VANCO, "administration", "2025-06-18T12:00:00", dose=1000),
+    med("van-2", VANCO, "administration", "2025-06-19T00:00:00", dose=1250),
+    med("van-3", VANCO, "administration", "2025-06-19T12:00:00", dose=1250),
+    med("tyl-1", TYLENOL, "administration", "2025-06-18T20:00:00", dose=650, route="PO"),
+]
+MAR_VIEWS = {**VIEWS, "medication": MAR}
+
+
+def _given(name: str, since: datetime) -> list[dict[str, Any]]:
+    return [r for r in MAR if r["medication_name"] == name and r["status"] == "completed" and since <= r["time"] <= NOW]
+
+
+def test_doses_with_a_window_are_counted_without_the_not_done_one() -> None:
+    assert ask("heparin doses past 24 hrs?", MAR_VIEWS)["answer"] == [len(_given(HEPARIN, t("2025-06-19T12:00:00")))] == [3]
+    assert ask("vanco doses so far this stay?", MAR_VIEWS)["answer"] == [len(_given(VANCO, t(ADMITTED)))] == [3]
+
+
+def test_no_dose_in_the_window_is_a_count_of_zero_not_missing_data() -> None:
+    got = ask("tylenol doses past 12 hrs?", MAR_VIEWS)
+    assert got["answer"] == [0] and got["status"] == "answered"
+
+
+def test_a_total_since_admission_sums_every_completed_dose_of_the_stay() -> None:
+    units = sum(r["dose"] for r in _given(HEPARIN, t(ADMITTED)))
+    got = ask("total heparin units since admit", MAR_VIEWS)
+    assert got["answer"] == [units] == [30000]
+    assert "MedicationAdministration/hep-0" not in got["cited"]
+    assert ask("total vanc given since admission (mg)", MAR_VIEWS)["answer"] == [sum(r["dose"] for r in _given(VANCO, t(ADMITTED)))]
