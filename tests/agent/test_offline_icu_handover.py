@@ -10,7 +10,7 @@ question; the gold of each test is computed from the rows below:
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .test_tools_helpers import med, obs, offline_answer, t
@@ -118,3 +118,36 @@ def test_a_total_since_admission_sums_every_completed_dose_of_the_stay() -> None
     assert got["answer"] == [units] == [30000]
     assert "MedicationAdministration/hep-0" not in got["cited"]
     assert ask("total vanc given since admission (mg)", MAR_VIEWS)["answer"] == [sum(r["dose"] for r in _given(VANCO, t(ADMITTED)))]
+
+
+# 3. a drug class or a way of giving asked: the members given recently, whether it runs as an infusion
+
+CLASS_MAR = [*MAR,
+             med("van-4", VANCO, "administration", "2025-06-20T00:00:00", dose=1250),
+             med("zos-1", ZOSYN, "administration", "2025-06-18T09:00:00", dose=4.5, unit="g"),  # over a day ago
+             med("cro-q", "Ceftriaxone 1 g IV", "request", "2025-06-18T09:00:00", dose=1, unit="g")]  # ordered only
+CLASS_VIEWS = {**VIEWS, "medication": CLASS_MAR}
+ANTIBIOTICS = (VANCO, ZOSYN, "Ceftriaxone 1 g IV")
+
+
+def test_a_class_asked_alone_lists_the_members_given_in_the_last_day() -> None:
+    given = sorted({r["medication_name"] for r in CLASS_MAR if r["medication_name"] in ANTIBIOTICS
+                    and r["kind"] == "administration" and NOW - r["time"] <= timedelta(hours=24)})
+    got = ask("abx?", CLASS_VIEWS)
+    assert got["answer"] == given == [VANCO]
+    assert "MedicationAdministration/van-4" in got["cited"] and "last 24 hours" in got["text"]
+    assert ask("current antibiotics?", CLASS_VIEWS)["answer"] == given
+    assert ask("any IV abx?", CLASS_VIEWS)["answer"] == [True]
+
+
+def test_a_class_with_no_member_on_file_is_a_no() -> None:
+    got = ask("pressors?", CLASS_VIEWS)
+    assert got["answer"] == [False] and got["status"] == "answered"
+
+
+def test_a_drip_is_a_continuous_infusion_not_any_dose_of_the_drug() -> None:
+    got = ask("heparin drip running?", CLASS_VIEWS)
+    assert got["answer"] == [False] and "SC" in got["text"]  # every heparin dose here is 5,000 units SC
+    drip = med("hep-d", "Heparin 25,000 units in D5W 250 mL", "administration", "2025-06-20T08:00:00", dose=1200,
+               unit="units", rate=12.0, rate_unit="mL/h")
+    assert ask("heparin drip running?", {**VIEWS, "medication": [*CLASS_MAR, drip]})["answer"] == [True]

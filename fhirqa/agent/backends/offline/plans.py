@@ -23,6 +23,7 @@ from fhirqa.agent.backends.offline.culture_plan import culture_question, plan_cu
 from fhirqa.agent.backends.offline.direction_plan import direction_question, plan_direction
 from fhirqa.agent.backends.offline.dose_status_plan import not_given_question, plan_not_given
 from fhirqa.agent.backends.offline.dose_tally_plan import plan_tally, tally_asked
+from fhirqa.agent.backends.offline.drug_class_plan import class_asked, plan_drug_class
 from fhirqa.agent.backends.offline.due_plan import due_question, plan_due
 from fhirqa.agent.backends.offline.event_window_plan import condition_onset
 from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_growth
@@ -563,6 +564,9 @@ def plan(pq: ParsedQuestion) -> Plan:
         return
     held = not_given_question(pq)
     if held is not None and (yield from plan_not_given(pq, held)):  # "was vanc ever held?": its administrations
+        return
+    drugs = class_asked(pq)
+    if drugs is not None and (yield from plan_drug_class(pq, drugs)):  # "abx?", "what pressors is she on", "heparin gtt?"
         return
     tally = tally_asked(pq)
     if tally is not None and (yield from plan_tally(pq, tally)):  # "vanco doses so far this stay?", "total heparin units"
