@@ -5,7 +5,13 @@ question; the gold of each test is computed from the rows below:
 
 1. a state adjective or noun with a window ("hypoxic at all since admission?", "any hypotensive episodes this
    admission?", "spiked above 38.5 this admission?") is the state over the stay's measurements, not a record term;
-   a bare "any fever?" is the last 24 hours' temperatures, not a note from days ago.
+   a bare "any fever?" is the last 24 hours' temperatures, not a note from days ago;
+2. a drug's doses counted or summed without "how many" ("vanco doses so far this stay?", "total heparin units since
+   admit"): completed administrations in the window, 0 when none fell in it, the total over the whole window;
+3. a drug class asked alone ("abx?", "current antibiotics?") lists the members given in the last 24 hours; a class
+   with no member on file is a No ("pressors?"); "drip"/"gtt" asks for a continuous infusion;
+4. ICU vocabulary: "lactic" is lactate, "vanc level" the vancomycin trough lab (never the drug's dose), "code
+   status" what the notes write ("Code status: Full code"), never codeine.
 """
 
 from __future__ import annotations
@@ -151,3 +157,64 @@ def test_a_drip_is_a_continuous_infusion_not_any_dose_of_the_drug() -> None:
     drip = med("hep-d", "Heparin 25,000 units in D5W 250 mL", "administration", "2025-06-20T08:00:00", dose=1200,
                unit="units", rate=12.0, rate_unit="mL/h")
     assert ask("heparin drip running?", {**VIEWS, "medication": [*CLASS_MAR, drip]})["answer"] == [True]
+
+
+# 4. ICU vocabulary
+
+LABS = [obs("lac-1", "Lactate [Moles/volume] in Serum or Plasma", 2.4, "2025-06-18T09:00:00", unit="mmol/L", code="2524-7"),
+        obs("lac-2", "Lactate [Moles/volume] in Serum or Plasma", 1.6, "2025-06-19T06:00:00", unit="mmol/L", code="2524-7"),
+        obs("vt-1", "Vancomycin [Mass/volume] in Serum or Plasma --trough", 14.2, "2025-06-19T11:30:00", unit="ug/mL",
+            code="4092-3")]
+LAB_VIEWS = {**CLASS_VIEWS, "observation": [*OBSERVATIONS, *LABS]}
+
+
+def test_lactic_is_lactate_and_a_vanc_level_is_the_trough_lab_not_the_dose() -> None:
+    assert ask("lactic on admit", LAB_VIEWS)["answer"] == [LABS[0]["value"]]
+    assert ask("what was the last lactic", LAB_VIEWS)["answer"] == [LABS[1]["value"]]
+    got = ask("vanc level?", LAB_VIEWS)
+    assert got["answer"] == [LABS[2]["value"]] and "Observation/vt-1" in got["cited"]
+    assert ask("last vanc trough", LAB_VIEWS)["answer"] == [LABS[2]["value"]]
+    assert ask("vanc level?", CLASS_VIEWS)["status"] == "no-data"  # doses of vancomycin are no level
+
+
+H_AND_P = ("HISTORY AND PHYSICAL\nDate: 6/18/2025 10:00\nAssessment and plan:\n1. Sepsis - vanc/zosyn.\n"
+           "2. VTE ppx: heparin SC.\n3. Code status: Full code.")
+
+
+class OneNote:
+    """``search_notes``' index over one H&P written on admission."""
+
+    def search(self, patient_id: str, query: str, k: int = 5, since: Any = None, until: Any = None,
+               section: Any = None) -> list[Any]:
+        from fhirqa.notes.index import Hit
+
+        when = t("2025-06-18T10:00:00")
+        if until is not None and until < when:
+            return []
+        return [Hit(text=H_AND_P, ref="DocumentReference/hp", note_id="hp", chunk_id="hp-1", date="2025-06-18", time=when,
+                    note_type="History and physical note", section="assessment and plan", score=1.0, patient_id="p1")]
+
+
+def noted(question: str) -> dict[str, Any]:
+    from fhirqa.agent.backends.offline import OfflineBackend
+    from fhirqa.agent.composer import compose
+    from fhirqa.agent.resolver import ConceptResolver
+    from fhirqa.agent.tools import tool_specs
+    from fhirqa.agent.tools.base import ToolContext
+
+    from .test_tools_helpers import FakeRows
+
+    ctx = ToolContext(patient_id="p1", now=NOW, data=FakeRows({**CLASS_VIEWS, "medication": [
+        *CLASS_MAR, med("cod", "Acetaminophen 300 MG / Codeine Phosphate 30 MG Oral Tablet", "request", "2021-03-01T09:00:00")]}),
+        resolve=ConceptResolver(), notes=OneNote())
+    out = compose(OfflineBackend(), ctx, "system", f"Question: {question}\nNow: {NOW.isoformat()}", tool_specs())
+    assert out.final is not None
+    return {**out.final, "cited": {e.ref for e in ctx.evidence.values()}}
+
+
+def test_code_status_is_what_the_notes_write_never_codeine() -> None:
+    written = H_AND_P.split("Code status: ")[1].rstrip(".")
+    got = noted("what's his code status")
+    assert got["answer"] == [written] and "DocumentReference/hp" in got["cited"]
+    assert noted("is he full code?")["answer"] == [written.lower() == "full code"] == [True]
+    assert noted("DNR?")["answer"] == [False]

@@ -21,6 +21,7 @@ from fhirqa.agent.backends.offline.conjunction_plan import item_parts, plan_part
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
 from fhirqa.agent.backends.offline.culture_plan import culture_question, plan_cultures
 from fhirqa.agent.backends.offline.direction_plan import direction_question, plan_direction
+from fhirqa.agent.backends.offline.documented_item_plan import documented_item, plan_documented
 from fhirqa.agent.backends.offline.dose_status_plan import not_given_question, plan_not_given
 from fhirqa.agent.backends.offline.dose_tally_plan import plan_tally, tally_asked
 from fhirqa.agent.backends.offline.drug_class_plan import class_asked, plan_drug_class
@@ -521,6 +522,10 @@ def plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
+        return
+    documented = documented_item(pq)
+    if documented is not None:  # "what's his code status?", "full code?": what the notes write, the views do not hold
+        yield from plan_documented(pq, documented)
         return
     clinical = state_asked(pq)
     if clinical is not None:  # "is she febrile?", "any hypotension in the last 24h?": a threshold on a measurement
