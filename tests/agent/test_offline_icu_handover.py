@@ -218,3 +218,10 @@ def test_code_status_is_what_the_notes_write_never_codeine() -> None:
     assert got["answer"] == [written] and "DocumentReference/hp" in got["cited"]
     assert noted("is he full code?")["answer"] == [written.lower() == "full code"] == [True]
     assert noted("DNR?")["answer"] == [False]
+
+
+def test_the_next_troughs_time_is_a_schedule_the_record_does_not_hold() -> None:
+    for question in ("next vanc trough time?", "when is the next vanc trough due?"):
+        got = ask(question, LAB_VIEWS)
+        assert got["status"] == "no-data" and "no schedule" in got["text"], question
+        assert LABS[2]["time"].date().isoformat() in got["text"]  # the last trough is said
