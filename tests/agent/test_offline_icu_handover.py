@@ -225,3 +225,9 @@ def test_the_next_troughs_time_is_a_schedule_the_record_does_not_hold() -> None:
         got = ask(question, LAB_VIEWS)
         assert got["status"] == "no-data" and "no schedule" in got["text"], question
         assert LABS[2]["time"].date().isoformat() in got["text"]  # the last trough is said
+
+
+def test_a_class_named_with_doses_and_a_window_is_a_count_not_a_list() -> None:
+    assert ask("antibiotic doses so far this stay?", CLASS_VIEWS)["answer"] == [
+        len([r for r in CLASS_MAR if r["medication_name"] in ANTIBIOTICS and r["kind"] == "administration"
+             and r["status"] == "completed" and r["time"] >= t(ADMITTED)])]

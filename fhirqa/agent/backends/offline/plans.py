@@ -570,11 +570,11 @@ def plan(pq: ParsedQuestion) -> Plan:
     held = not_given_question(pq)
     if held is not None and (yield from plan_not_given(pq, held)):  # "was vanc ever held?": its administrations
         return
-    drugs = class_asked(pq)
-    if drugs is not None and (yield from plan_drug_class(pq, drugs)):  # "abx?", "what pressors is she on", "heparin gtt?"
-        return
     tally = tally_asked(pq)
     if tally is not None and (yield from plan_tally(pq, tally)):  # "vanco doses so far this stay?", "total heparin units"
+        return
+    drugs = class_asked(pq)  # after the tally: "insulin doses so far this stay?" counts a class's doses
+    if drugs is not None and (yield from plan_drug_class(pq, drugs)):  # "abx?", "what pressors is she on", "heparin gtt?"
         return
     therapy = therapy_asked(pq)
     if therapy is not None:  # "how many days has she been on vanc?": the drug's latest course of doses
