@@ -189,7 +189,7 @@ class OneNote:
         from fhirqa.notes.index import Hit
 
         when = t("2025-06-18T10:00:00")
-        if until is not None and until < when:
+        if (until is not None and until < when) or (since is not None and since > when):
             return []
         return [Hit(text=H_AND_P, ref="DocumentReference/hp", note_id="hp", chunk_id="hp-1", date="2025-06-18", time=when,
                     note_type="History and physical note", section="assessment and plan", score=1.0, patient_id="p1")]
@@ -231,3 +231,12 @@ def test_a_class_named_with_doses_and_a_window_is_a_count_not_a_list() -> None:
     assert ask("antibiotic doses so far this stay?", CLASS_VIEWS)["answer"] == [
         len([r for r in CLASS_MAR if r["medication_name"] in ANTIBIOTICS and r["kind"] == "administration"
              and r["status"] == "completed" and r["time"] >= t(ADMITTED)])]
+
+
+def test_code_status_in_a_window_or_a_named_note_reads_only_those_notes() -> None:
+    written = H_AND_P.split("Code status: ")[1].rstrip(".")
+    assert noted("code status on admission?")["answer"] == [written]
+    assert noted("code status per the H&P?")["answer"] == [written]
+    assert noted("was code status mentioned in the Jun 18, 2025 H&P?")["answer"] == [True]
+    assert noted("was code status mentioned in the Jun 19, 2025 progress note?")["answer"] == [False]  # no such note
+    assert noted("code status per the progress note?")["status"] == "no-data"
