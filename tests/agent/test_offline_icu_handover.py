@@ -240,3 +240,7 @@ def test_code_status_in_a_window_or_a_named_note_reads_only_those_notes() -> Non
     assert noted("was code status mentioned in the Jun 18, 2025 H&P?")["answer"] == [True]
     assert noted("was code status mentioned in the Jun 19, 2025 progress note?")["answer"] == [False]  # no such note
     assert noted("code status per the progress note?")["status"] == "no-data"
+
+
+def test_whether_any_dose_fell_in_the_window_stays_a_yes_no() -> None:
+    assert ask("any heparin doses in the last 12 hrs?", MAR_VIEWS)["answer"] == [bool(_given(HEPARIN, t("2025-06-20T00:00:00")))]

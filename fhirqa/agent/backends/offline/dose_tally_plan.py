@@ -48,7 +48,7 @@ def tally_asked(pq: ParsedQuestion) -> str | None:
     counted = re.search(rf"\b(?:{_phrase(spec['count_nouns'])})\b", text)
     windowed = pq.window is not None or re.search(rf"\b(?:{_phrase(spec['needs_window_or'])})\b", text)
     if counted and windowed and pq.intent in ("value", "exists") and pq.med_kind == "administration" \
-            and not _any(spec["lists"], text) and pq.entity:
+            and not _any(spec["lists"], text) and not _any(spec["yes_no"], text) and pq.entity:
         return COUNT
     return None
 
