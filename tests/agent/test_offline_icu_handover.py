@@ -79,6 +79,9 @@ def test_a_number_said_with_the_state_is_the_threshold_asked() -> None:
     highest = max(_in_stay(TEMP))
     assert ask("spiked above 38.5 this admission?")["answer"] == [highest > 38.5] == [True]
     assert ask("spiked above 38.9 since admission?")["answer"] == [highest > 38.9] == [False]
+    # a number outside the range of temperatures in °C is in °F: 101 °F = 38.3 °C
+    got = ask("spiked above 101 this admission?")
+    assert got["answer"] == [highest > (101 - 32) * 5 / 9] == [True] and "38.3" in got["text"]
 
 
 def test_a_bare_any_fever_is_the_last_24_hours_of_temperatures() -> None:

@@ -82,10 +82,22 @@ def plan_clinical_state(pq: ParsedQuestion, state: dict[str, Any]) -> Generator[
 
     assert pq.now is not None
     cmp = pq.comparison if pq.intent == "threshold" else None
+    unit = ""
     if cmp is not None:  # "spiked above 38.5": the question's own threshold, on the state's item
-        state = {**state, "op": cmp.op, "value": cmp.value, "invert": False,
-                 "said": f"a {state['item']} {_WORDS.get(cmp.op, cmp.op)} {cmp.value:g}{' ' + cmp.unit if cmp.unit else ''}"}
-    unit = f" {cmp.unit}" if cmp is not None and cmp.unit else ""
+        value, said = cmp.value, f"{cmp.value:g}{' ' + cmp.unit if cmp.unit else ''}"
+        low, high = state.get("threshold_range") or (None, None)
+        units = state.get("threshold_units") or []
+        if low is not None and not low <= value <= high and len(units) == 2 and not cmp.unit:
+            # "spiked above 101": a number outside the item's usual range is in its other unit (°F), converted
+            from fhirqa.agent.backends.offline.plans import _convert
+
+            converted = _convert(value, units[1], units[0])
+            if converted is not None:
+                value, said = round(converted, 2), f"{cmp.value:g} {units[1]} = {converted:.1f} {units[0]}"
+        else:
+            unit = f" {cmp.unit}" if cmp.unit else ""
+        state = {**state, "op": cmp.op, "value": value, "invert": False,
+                 "said": f"a {state['item']} {_WORDS.get(cmp.op, cmp.op)} {said}"}
     asked = parse(f"any {state['item']} {_WORDS[state['op']]} {state['value']:g}{unit}?", pq.now)
     window, said = pq.window, ""
     if window is None:
