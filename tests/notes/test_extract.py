@@ -19,7 +19,7 @@ def hit(text: str, ref: str = "DocumentReference/1", when: str = "2025-07-19T14:
 
 @pytest.mark.parametrize(("question", "kind", "target"), [
     ("What was her potassium on admission?", "value", "Potassium"),
-    ("What was the vanc trough?", "value", "vanc trough"),
+    ("What was the vanc trough?", "value", "Vancomycin trough"),  # the lexicon's lab term, as "Potassium"
     ("What dose of Lasix is she on?", "dose", "furosemide"),
     ("How much metformin does he take?", "dose", "metformin"),
     ("Did she report chest pain?", "finding", "chest pain"),
@@ -88,3 +88,7 @@ def test_which_mention_wins():
     assert answer_from_notes("What was her potassium on 3/5/2025?", hits).value == 4.9  # the note of that day
     found = answer_from_notes("What was her latest potassium?", hits)
     assert found.date == "2025-03-05" and "DocumentReference/late" in found.text and '"Labs: K 4.9."' in found.text
+
+
+def test_a_vanc_trough_is_read_from_notes_by_its_shorthands():
+    assert {"vanc trough", "vanc level"} <= set(parse_target("What was the vanc trough?").names)

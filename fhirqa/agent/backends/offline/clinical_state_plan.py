@@ -6,7 +6,11 @@ or more, hypotensive = a systolic pressure below 90 mmHg, …). The question is 
 <value> in the window?" by the ordinary threshold plan, so the extreme found is cited; with no window asked, the
 last ``default_hours`` hours before now are read and the answer says so. A noun ("hypotension", "fevers") is a
 state only with a window: without one it may be a diagnosis ("history of hypoglycemia?") and is left to the
-other plans, as are questions about what a note documents.
+other plans, as are questions about what a note documents; the state's ``bare_nouns`` ("any fever?") name only a
+measurement and are read as the state without one. Words around the state that name no item ("at all", "episodes",
+"since admission") do not make it context: only a record item left once the state and the window are taken out
+does ("febrile pt - last WBC?"). A number asked with the state ("spiked above 38.5 this admission?") is the
+threshold instead of the state's own.
 """
 
 from __future__ import annotations
@@ -39,14 +43,19 @@ def state_asked(pq: ParsedQuestion) -> dict[str, Any] | None:
     """The state a question asks about (its lexicon entry), or None."""
     spec = _spec()
     text = " ".join(pq.text.lower().split())
-    if pq.intent not in ("exists", "value") or any(re.search(p, text) for p in spec["not_when"]):
+    threshold = pq.intent == "threshold" and pq.comparison is not None
+    if (pq.intent not in ("exists", "value") and not threshold) or any(re.search(p, text) for p in spec["not_when"]):
         return None  # "how high did her fever get?" asks for a value of the item, not whether the state was there
+    # the words the parser left as the item (the window and frame words are out of it); the question itself when
+    # it left none
+    rest_of = pq.entity or pq.text
     for state in spec["states"]:
-        for words, needs_window in ((state["adjectives"], False), (state["nouns"], True)):
+        bare = state.get("bare_nouns", [])
+        for words, needs_window in ((state["adjectives"], False), (bare, False), (state["nouns"], True)):
             said = rf"\b(?:{_said(words)})\b" if words else None
             if said is None or (needs_window and pq.window is None) or not re.search(said, text):
                 continue
-            rest = re.sub(said, " ", pq.text, flags=re.IGNORECASE)
+            rest = re.sub(said, " ", rest_of, flags=re.IGNORECASE)
             if pq.window is not None and pq.window.label:  # "febrile this admission?": the window's words name no item
                 rest = re.sub(r"\s+".join(map(re.escape, pq.window.label.split())), " ", rest, flags=re.IGNORECASE)
             if _names_another_item(rest):
@@ -81,7 +90,7 @@ def asked_threshold(pq: ParsedQuestion, state: dict[str, Any],
 
         now = pq.now
         parse = lambda text: offline_parse(text, now)  # noqa: E731
-    asked = parse(f"any {state['item']} {_WORDS[state['op']]} {state['value']:g}?")
+    asked = parse(f"any {state['item']} {_WORDS[state['op']]} {state['value']:g}{state.get('asked_unit', '')}?")
     window, said = pq.window, ""
     if window is None:
         hours = int(_spec()["default_hours"])
@@ -90,12 +99,36 @@ def asked_threshold(pq: ParsedQuestion, state: dict[str, Any],
     return replace(asked, window=window), said
 
 
+def with_asked_number(pq: ParsedQuestion, state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` with the threshold the question says instead of its own ("spiked above 38.5 this admission?"); a
+    number outside the item's usual range is read in its other unit and converted ("above 101" = 38.3 °C)."""
+    cmp = pq.comparison if pq.intent == "threshold" else None
+    if cmp is None:
+        return state
+    unit = ""
+    value, said = cmp.value, f"{cmp.value:g}{' ' + cmp.unit if cmp.unit else ''}"
+    low, high = state.get("threshold_range") or (None, None)
+    units = state.get("threshold_units") or []
+    if low is not None and not low <= value <= high and len(units) == 2 and not cmp.unit:
+        # "spiked above 101": a number outside the item's usual range is in its other unit (°F), converted
+        from fhirqa.agent.backends.offline.plans import _convert
+
+        converted = _convert(value, units[1], units[0])
+        if converted is not None:
+            value, said = round(converted, 2), f"{cmp.value:g} {units[1]} = {converted:.1f} {units[0]}"
+    else:
+        unit = f" {cmp.unit}" if cmp.unit else ""
+    return {**state, "op": cmp.op, "value": value, "invert": False, "asked_unit": unit, "number_asked": True,
+            "said": f"a {state['item']} {_WORDS.get(cmp.op, cmp.op)} {said}"}
+
+
 def state_final(state: dict[str, Any], args: dict[str, Any], said: str) -> dict[str, Any]:
     """The threshold's final answer read as the state: inverted for an absence ("afebrile"), the threshold used and
     the default window said."""
     args = dict(args)
     answer = args.get("answer") or []
-    meaning = f"{state['adjectives'][0] if state['adjectives'] else state['nouns'][0]} = {state['said']}"
+    meaning = f"threshold asked: {state['said']}" if state.get("number_asked") else \
+        f"{state['adjectives'][0] if state['adjectives'] else state['nouns'][0]} = {state['said']}"
     if state.get("invert") and len(answer) == 1 and isinstance(answer[0], bool):
         args["answer"] = [not answer[0]]
         args["text"] = f"{'Yes' if not answer[0] else 'No'}: {args.get('text', '')}"
@@ -107,6 +140,7 @@ def plan_clinical_state(pq: ParsedQuestion, state: dict[str, Any]) -> Generator[
     """Whether any value of the state's item crossed its threshold in the window (default: the last day)."""
     from fhirqa.agent.backends.offline.plans import final, plan
 
+    state = with_asked_number(pq, state)
     asked, said = asked_threshold(pq, state)
     steps = plan(asked)
     call = next(steps)

@@ -4,7 +4,8 @@
 "Due" needs a schedule (a recommendation, an interval, a care plan) that the record does not hold, and that
 an item exists says nothing about it: a flu shot given two weeks ago must not answer "Yes". The answer is the
 last time the item was given or done, with how long ago, and that no schedule decides "due" (the words that
-mark the question are in ``lexicon/due_questions.json``).
+mark the question are in ``lexicon/due_questions.json``). When the question asks for the next one's time ("next vanc
+trough due?"), that time is not in the record: the answer is no-data, with the last one said.
 """
 
 from __future__ import annotations
@@ -68,4 +69,9 @@ def plan_due(pq: ParsedQuestion, item: str) -> Generator[Call, dict[str, Any], N
     ago = yield ("calculate_time_offset", {"start": last, "end": pq.now.isoformat(), "unit": "days"})
     elapsed = f" ({ago['value']} days before now)" if ago.get("ok", True) and ago.get("value") is not None else ""
     said = str(args.get("text") or "").rstrip(". ")
+    if any(re.search(p, pq.text.lower()) for p in _words().get("schedule_patterns", [])):
+        # "next vanc trough due?": the time of a future draw or dose is an order's schedule, which no record here holds
+        yield final([], f"The record holds no schedule, so the time of the next {asked} is not in it. {said}{elapsed}.",
+                    status="no-data")
+        return
     yield final(list(args["answer"]), f"The record holds no schedule to decide whether it is due. {said}{elapsed}.")

@@ -22,7 +22,10 @@ from fhirqa.agent.backends.offline.conjunction_plan import item_parts, plan_part
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
 from fhirqa.agent.backends.offline.culture_plan import culture_question, plan_cultures
 from fhirqa.agent.backends.offline.direction_plan import direction_question, plan_direction
+from fhirqa.agent.backends.offline.documented_item_plan import documented_item, plan_documented
 from fhirqa.agent.backends.offline.dose_status_plan import not_given_question, plan_not_given
+from fhirqa.agent.backends.offline.dose_tally_plan import plan_tally, tally_asked
+from fhirqa.agent.backends.offline.drug_class_plan import class_asked, plan_drug_class
 from fhirqa.agent.backends.offline.due_plan import due_question, plan_due
 from fhirqa.agent.backends.offline.event_window_plan import condition_onset
 from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_growth
@@ -558,6 +561,10 @@ def _plan(pq: ParsedQuestion) -> Plan:
     if repletion is not None:  # "how many times was K replaced?", "mag repleted today?": the salts' administrations
         yield from plan_repletion(pq, repletion)
         return
+    documented = documented_item(pq)
+    if documented is not None:  # "what's his code status?", "full code?": what the notes write, the views do not hold
+        yield from plan_documented(pq, documented)
+        return
     clinical = state_asked(pq)
     if clinical is not None:  # "is she febrile?", "any hypotension in the last 24h?": a threshold on a measurement
         yield from plan_clinical_state(pq, clinical)
@@ -603,6 +610,12 @@ def _plan(pq: ParsedQuestion) -> Plan:
         return
     held = not_given_question(pq)
     if held is not None and (yield from plan_not_given(pq, held)):  # "was vanc ever held?": its administrations
+        return
+    tally = tally_asked(pq)
+    if tally is not None and (yield from plan_tally(pq, tally)):  # "vanco doses so far this stay?", "total heparin units"
+        return
+    drugs = class_asked(pq)  # after the tally: "insulin doses so far this stay?" counts a class's doses
+    if drugs is not None and (yield from plan_drug_class(pq, drugs)):  # "abx?", "what pressors is she on", "heparin gtt?"
         return
     therapy = therapy_asked(pq)
     if therapy is not None:  # "how many days has she been on vanc?": the drug's latest course of doses
