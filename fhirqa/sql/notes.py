@@ -29,7 +29,7 @@ from fhirqa.sql.schema import Schema
 
 #: The tools a note plan may call here; any other (the tables) hands the question back to SQL. The consistency
 #: check reads the notes against the tables through the views' columns (fhirqa.sql.patient_rows).
-NOTE_TOOLS = frozenset({"find_in_notes", "search_notes", "check_note_consistency"})
+NOTE_TOOLS = frozenset({"find_in_notes", "search_notes", "check_note_consistency", "list_notes"})
 _INDEXES: dict[str, RelationalNoteIndex] = {}
 _INDEXES_LOCK = threading.Lock()
 

@@ -28,6 +28,7 @@ from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_grow
 from fhirqa.agent.backends.offline.indication_plan import indication_asked, plan_indication
 from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
+from fhirqa.agent.backends.offline.note_list_plan import notes_asked, plan_note_list
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
@@ -518,6 +519,10 @@ def plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
+        return
+    documents = notes_asked(pq)
+    if documents is not None:  # "summarize her notes", "notes since Monday", "who wrote the last note?": the notes
+        yield from plan_note_list(pq, documents)
         return
     clinical = state_asked(pq)
     if clinical is not None:  # "is she febrile?", "any hypotension in the last 24h?": a threshold on a measurement
