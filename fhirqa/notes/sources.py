@@ -263,17 +263,21 @@ def _concept_names(con: Any, ids: set[Any], paramstyle: str) -> dict[Any, str]:
 
 
 def mimic_notes(con: Any, subject_id: str | int | None = None, *, table: str = "noteevents",
-                paramstyle: str = "qmark") -> list[Note]:
+                paramstyle: str = "qmark", caregivers: str | None = None) -> list[Note]:
     """Notes from MIMIC-III ``noteevents`` (or MIMIC-IV-Note ``discharge``/``radiology``) over DB-API.
 
     Rows flagged ``iserror`` are left out. ``note_type`` is ``category`` (III) or ``note_type`` (IV), with
-    the ``description`` when there is one; the admission (``hadm_id``) is the encounter.
+    the ``description`` when there is one; the admission (``hadm_id``) is the encounter. The author is the
+    caregiver (``caregiver/<cgid>``); with ``caregivers`` (the name of MIMIC-III's CAREGIVERS table, when the
+    database has it) their role is said too ("caregiver 16010 (RN)"): MIMIC keeps no caregiver names.
     """
-    if not re.fullmatch(r"[A-Za-z_][\w.]*", table):
-        raise ValueError(f"not a table name: {table!r}")
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", table) or (caregivers and not re.fullmatch(r"[A-Za-z_][\w.]*", caregivers)):
+        raise ValueError(f"not a table name: {table!r} / {caregivers!r}")
     where, params = ("WHERE subject_id = ?", [int(subject_id)]) if subject_id is not None else ("", [])
+    rows = list(_dict_rows(_run(con, f"SELECT * FROM {table} {where}", params, paramstyle)))
+    roles = _caregiver_roles(con, caregivers, {r.get("cgid") for r in rows}, paramstyle) if caregivers else {}
     notes = []
-    for r in _dict_rows(_run(con, f"SELECT * FROM {table} {where}", params, paramstyle)):
+    for r in rows:
         if str(r.get("iserror") or "").strip() in ("1", "1.0", "True", "true"):
             continue
         text = r.get("text")
@@ -288,6 +292,30 @@ def mimic_notes(con: Any, subject_id: str | int | None = None, *, table: str = "
             note_id=f"{table}/{key}", patient_id=str(r["subject_id"]), ref=f"{table}/{key}", text=_clean(str(text)),
             time=_aware(r.get("charttime") or r.get("chartdate")),
             note_type=f"{kind}: {description}" if kind and description and description != kind else kind,
-            author=f"caregiver/{r['cgid']}" if r.get("cgid") is not None else None,
+            author=_caregiver(r.get("cgid"), roles),
             encounter_ref=f"admission/{int(hadm)}" if hadm is not None else None, source=f"mimic.{table}"))
     return sorted(notes, key=lambda n: (n.patient_id, n.time or datetime.min.replace(tzinfo=UTC), n.ref))
+
+
+def _caregiver(cgid: Any, roles: dict[str, str]) -> str | None:
+    """``caregiver/16010``, or ``caregiver 16010 (RN)`` when CAREGIVERS gives the role."""
+    if cgid is None or str(cgid).strip() == "":
+        return None
+    key = str(int(float(cgid))) if re.fullmatch(r"\d+(?:\.0+)?", str(cgid).strip()) else str(cgid).strip()
+    role = roles.get(key)
+    return f"caregiver {key} ({role})" if role else f"caregiver/{key}"
+
+
+def _caregiver_roles(con: Any, table: str | None, ids: set[Any], paramstyle: str) -> dict[str, str]:
+    """``{cgid: role}`` from MIMIC-III CAREGIVERS (its ``label``, else ``description``) for the caregivers named."""
+    keys = sorted({str(int(float(i))) for i in ids if i is not None and re.fullmatch(r"\d+(?:\.0+)?", str(i).strip())})
+    if not table or not keys:
+        return {}
+    marks = ", ".join("?" for _ in keys)
+    cursor = _run(con, f"SELECT * FROM {table} WHERE CAST(cgid AS VARCHAR) IN ({marks})", keys, paramstyle)
+    out = {}
+    for row in _dict_rows(cursor):
+        role = str(row.get("label") or row.get("description") or "").strip()
+        if role and row.get("cgid") is not None:
+            out[str(int(float(row["cgid"])))] = role
+    return out

@@ -48,7 +48,8 @@ def relational_notes(con: Connection, schema: Schema, person: Person) -> list[No
     style = "format" if con.dialect == "postgres" else "qmark"
     with con.lock:
         if schema.kind == "mimic-iii":
-            notes = mimic_notes(con.raw, person.key, table=table, paramstyle=style)
+            carers = "caregivers" if "caregivers" in schema.tables else None  # their roles, when loaded
+            notes = mimic_notes(con.raw, person.key, table=table, paramstyle=style, caregivers=carers)
         else:
             notes = omop_notes(con.raw, person.key, table=table, paramstyle=style)
     return [replace(n, patient_id=person.patient_id) for n in notes]

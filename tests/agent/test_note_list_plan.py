@@ -71,6 +71,9 @@ STAY = ["DocumentReference/cards", "DocumentReference/pt", "DocumentReference/rn
     ("notes by cardiology", "list"),
     ("what did the PT note say?", "summary"),
     ("notes by Dr. Reyes", "list"),
+    ("what did cardiology say?", "summary"),  # a service that says something: its notes
+    ("when was the last note?", "when"),
+    ("give me a rundown of the notes since admission", "summary"),
     # something else asked of the notes, or one note read: the other readers'
     ("did any note mention chest pain?", None),
     ("summarize the last note", None),
@@ -78,6 +81,9 @@ STAY = ["DocumentReference/cards", "DocumentReference/pt", "DocumentReference/rn
     ("# of nursing notes this admit?", None),
     ("what was the last potassium?", None),
     ("who saw her last?", None),
+    ("Has he had any imaging studies?", None),  # the studies are records; their reports only when named
+    ("what was the PT?", None),  # prothrombin time, not physical therapy
+    ("cardiology follow-up?", None),
 ])
 def test_which_questions_ask_for_the_notes_as_documents(question, mode):
     asked = notes_asked(parse(question, NOW))
@@ -120,3 +126,8 @@ def test_a_service_or_an_author_chooses_the_notes():
     assert [a[:10] for a in ask("notes by Dr. Reyes")["answer"]] == ["2023-11-02"]
     none = ask("notes by social work")
     assert none["status"] == "no-data" and "No social work notes on file" in none["text"]
+
+
+def test_when_the_last_note_was_written():
+    out = ask("when was the last note?")
+    assert out["answer"] == ["2024-03-24"] and out["cited"] == {"DocumentReference/cards"}

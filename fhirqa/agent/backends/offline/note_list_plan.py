@@ -63,7 +63,9 @@ def notes_asked(pq: ParsedQuestion) -> NotesAsk | None:
     asked = " ".join(pq.text.split())
     q = f" {asked.lower()} "
     named = bool(_any(cfg["note_words"], q))
-    if not named and kinds.asked_kind(q) is None:
+    service = listing.service_asked(asked)
+    if not named and kinds.asked_kind(q) is None and (service is None or not service.get("asks")
+                                                      or not _any(service["asks"], q)):
         return None
     args: dict[str, Any] = {}
     plural = bool(_any(cfg["plural_words"], q))
@@ -71,10 +73,11 @@ def notes_asked(pq: ParsedQuestion) -> NotesAsk | None:
     kind = kinds.asked_kind(q)
     if kind is not None:
         spec = next(k for k in kinds.config()["kinds"] if k["name"] == kind)
+        if not named and spec.get("also_a_record") and not kinds.asks(q, "report_words"):
+            return None  # "any imaging studies?": the studies are records; their reports only when named
         plural = plural or any(m.group(0).endswith("s") for p in spec["asks"] for m in re.finditer(p, q))
         q, _ = _strip(spec["asks"], q)
         args["note_kind"] = kind
-    service = listing.service_asked(asked)
     if service is not None:
         q, _ = _strip(service.get("asks", []), q)
         for p in service.get("asks_cased", []):  # "PT" as written: its lower-case copy goes from the question
@@ -87,7 +90,7 @@ def notes_asked(pq: ParsedQuestion) -> NotesAsk | None:
         q = q[:by.start()] + " " + q[by.end():]
     # what is asked
     mode = None
-    for name in ("author", "count", "summary", "any", "list"):
+    for name in ("author", "count", "when", "summary", "any", "list"):
         q2, hit = _strip(cfg["asks"][name], q)
         if hit:
             mode, q = mode or name, q2
@@ -121,8 +124,8 @@ def notes_asked(pq: ParsedQuestion) -> NotesAsk | None:
             and not re.fullmatch(r"[\d/\-:.,']+|\d{1,2}(?:st|nd|rd|th)", t)]
     if left:
         return None  # something else is asked of the notes (a finding, a value, a section)
-    if not named and kind is None:
-        return None
+    if not named and kind is None and mode != "summary":
+        return None  # "what did cardiology say?" asks for its notes; "cardiology follow-up?" does not
     mode = mode or "list"
     scoped = any(k in args for k in ("start", "end", "stay", "last"))
     if (latest or first) and not plural and not scoped:
@@ -133,7 +136,7 @@ def notes_asked(pq: ParsedQuestion) -> NotesAsk | None:
     if kind is not None and "service" not in args and "author" not in args and (
             mode == "count" or (one and mode != "author")):
         return None  # "# of nursing notes this admit", "date of the last d/c summary": note_kind_plan
-    if one and mode in ("summary", "list", "author") and "which" not in args and not scoped:
+    if one and mode in ("summary", "list", "author", "when") and "which" not in args and not scoped:
         args["which"] = "latest"  # "what did the PT note say?", "who wrote the d/c summary?": the latest one
     if mode in ("count", "any") and not scoped and "which" not in args:
         args["which"] = "all"  # "how many notes has she had?": every note on file, not the default scope
@@ -199,6 +202,11 @@ def answer(ask: NotesAsk, result: dict[str, Any]) -> Call:
         return final([True], f"Yes: {head}:\n{listing}{more}")
     if not count:
         return final([], f"{_cap(head)}.{_last_on_file(result)}", status="no-data")
+    if ask.mode == "when":
+        dates = list(dict.fromkeys(i.get("date") for i in items if i.get("date")))
+        if len(items) == 1:
+            return final(dates, f"{items[0].get('date')}: {_cap(head)}, {line(items[0])}.")
+        return final(dates, f"{_cap(head)}:\n{listing}{more}")
     if ask.mode == "author":
         authors = list(dict.fromkeys(i["author"] for i in items if i.get("author")))
         if not authors:
