@@ -131,3 +131,14 @@ def test_a_service_or_an_author_chooses_the_notes():
 def test_when_the_last_note_was_written():
     out = ask("when was the last note?")
     assert out["answer"] == ["2024-03-24"] and out["cited"] == {"DocumentReference/cards"}
+
+
+@pytest.mark.parametrize(("question", "start", "end"), [
+    ("notes from 2023", "2023-01-01", "2023-12-31"),  # the notes written then
+    ("notes from 3/22", "2024-03-22", "2024-03-22"),
+    ("notes since 3/22", "2024-03-22", None),  # since: to now
+    ("notes since Friday", "2024-03-22", None),
+])
+def test_notes_from_a_period_are_that_periods_and_since_runs_to_now(question, start, end):
+    args = notes_asked(parse(question, NOW)).args  # type: ignore[union-attr]
+    assert args["start"][:10] == start and (args.get("end") or "")[:10] == (end or "")

@@ -152,6 +152,15 @@ def _window(q: str, now: datetime) -> tuple[tuple[datetime | None, datetime | No
     found = find_window(q, now)
     if found is None or found.window.anchor:
         return None
+    written = re.search(r"\bfrom\b", q[max(0, found.start - 6):found.end])
+    if found.kind == "since" and written:
+        # "notes from 1993", "notes from 11/20": the notes written then, not since (the parser's "from X" of a
+        # value window); "in"/"on" keep the phrase's characters where they were
+        at = max(0, found.start - 6) + written.start()
+        for word in ("  in", "  on"):
+            again = find_window(q[:at] + word + q[at + 4:], now)
+            if again is not None and again.kind != "since" and not again.window.anchor:
+                return (again.window.start, again.window.end, False), (at, again.end)
     since = bool(_any(_cfg().get("since_words", []), q[max(0, found.start - 12):found.start + 7]))
     return (found.window.start, found.window.end, since), (found.start, found.end)
 
