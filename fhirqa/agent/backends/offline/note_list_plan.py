@@ -57,7 +57,7 @@ def _strip(patterns: list[str], text: str) -> tuple[str, bool]:
 
 def notes_asked(pq: ParsedQuestion) -> NotesAsk | None:
     """The notes-as-documents question ``pq`` asks, else None (see the module docstring)."""
-    from fhirqa.notes import kinds, listing
+    from fhirqa.notes import kinds, listing, reader
 
     cfg = _cfg()
     asked = " ".join(pq.text.split())
@@ -131,8 +131,9 @@ def notes_asked(pq: ParsedQuestion) -> NotesAsk | None:
     if (latest or first) and not plural and not scoped:
         args["which"] = "first" if first and not latest else "latest"
     one = not plural and "last" not in args
-    if mode == "summary" and one and "service" not in args and "author" not in args:
-        return None  # "summarize the last note", "what did the H&P say": the one-note reader
+    if mode in ("summary", "list") and one and ("service" not in args or reader.named_kind(asked) is not None) \
+            and "author" not in args:
+        return None  # "summarize the last note", "pull up the ED note from 3/2/2019": the one-note reader
     if kind is not None and "service" not in args and "author" not in args and (
             mode == "count" or (one and mode != "author")):
         return None  # "# of nursing notes this admit", "date of the last d/c summary": note_kind_plan
