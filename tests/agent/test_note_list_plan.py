@@ -142,3 +142,16 @@ def test_when_the_last_note_was_written():
 def test_notes_from_a_period_are_that_periods_and_since_runs_to_now(question, start, end):
     args = notes_asked(parse(question, NOW)).args  # type: ignore[union-attr]
     assert args["start"][:10] == start and (args.get("end") or "")[:10] == (end or "")
+
+
+@pytest.mark.parametrize(("question", "asked"), [
+    ("who saw her last?", True),
+    ("who saw him today?", True),
+    ("last seen by?", True),
+    ("who saw her for the rash?", False),  # a visit for something: the visits answer
+])
+def test_who_saw_her_is_read_as_the_last_author_only_as_the_fallback(question, asked):
+    from fhirqa.agent.backends.offline.note_list_plan import seen_asked
+
+    assert (seen_asked(parse(question, NOW)) is not None) == asked
+    assert notes_asked(parse(question, NOW)) is None  # never before the visits

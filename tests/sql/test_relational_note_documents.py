@@ -62,3 +62,9 @@ def test_her_notes_summarized_say_how_many_were_read(db):
     answer = ask("summarize his notes", db)
     assert answer.status == "answered" and len(answer.answer) == 3
     assert "3 notes in the latest stay (admission/142345)" in answer.text
+
+
+def test_who_saw_him_last_is_the_last_notes_author_when_no_visit_names_a_clinician(db):
+    answer = ask("who saw him last?", db)
+    assert answer.answer == ["caregiver 20 (MD)"], answer.text
+    assert "visits name no clinician" in answer.text

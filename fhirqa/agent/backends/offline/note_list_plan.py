@@ -146,6 +146,30 @@ def notes_asked(pq: ParsedQuestion) -> NotesAsk | None:
     return NotesAsk(mode, args)
 
 
+def seen_asked(pq: ParsedQuestion) -> NotesAsk | None:
+    """"who saw her last?", "seen by whom today?": the author of the latest note in the window, for a record whose
+    visits name no clinician (``seen_words``; nothing else may remain), else None."""
+    cfg = _cfg()
+    q = f" {' '.join(pq.text.lower().split())} "
+    q, seen = _strip(cfg.get("seen_words", []), q)
+    if not seen:
+        return None
+    args: dict[str, Any] = {"which": "latest"}
+    window = _window(q, pq.now) if pq.now is not None else None
+    if window is not None:
+        (start, end, since), span = window
+        q = q[:span[0]] + " " + q[span[1]:]
+        args["start"] = _iso(start)
+        if end is not None and not since:
+            args["end"] = _iso(end)
+    for key in ("latest_words", "since_words"):
+        q, _ = _strip(cfg.get(key, []), q)
+    drop = set(cfg["filler_words"].split()) | set(cfg["anchor_words"].split()) | {"whom", "seen", "saw"}
+    if [t for t in re.findall(r"[a-z0-9][a-z0-9'&/\-]*", q) if re.sub(r"'s?$", "", t) not in drop]:
+        return None
+    return NotesAsk("seen", args)
+
+
 def _window(q: str, now: datetime) -> tuple[tuple[datetime | None, datetime | None, bool], tuple[int, int]] | None:
     """The time phrase of ``q`` (its bounds, whether it runs to now, its characters), or None."""
     from fhirqa.agent.backends.offline.timephrases import find_window
@@ -217,6 +241,13 @@ def answer(ask: NotesAsk, result: dict[str, Any]) -> Call:
         if len(items) == 1:
             return final(dates, f"{items[0].get('date')}: {_cap(head)}, {line(items[0])}.")
         return final(dates, f"{_cap(head)}:\n{listing}{more}")
+    if ask.mode == "seen":  # the visits name no clinician: the latest note's author, said as such
+        who = items[0].get("author")
+        if not who:
+            return final([], f"The record's visits name no clinician, and the last note names no author: "
+                             f"{line(items[0])}.", status="no-data")
+        return final([who], f"{who}, the author of the last note ({line(items[0])}); the record's visits name no "
+                            "clinician.")
     if ask.mode == "author":
         authors = list(dict.fromkeys(i["author"] for i in items if i.get("author")))
         if not authors:

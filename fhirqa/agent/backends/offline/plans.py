@@ -28,7 +28,8 @@ from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_grow
 from fhirqa.agent.backends.offline.indication_plan import indication_asked, plan_indication
 from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
-from fhirqa.agent.backends.offline.note_list_plan import notes_asked, plan_note_list
+from fhirqa.agent.backends.offline.note_list_plan import answer as notes_list_final
+from fhirqa.agent.backends.offline.note_list_plan import notes_asked, plan_note_list, seen_asked
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
@@ -192,6 +193,9 @@ def _row(result: dict[str, Any]) -> dict[str, Any]:
 
 def notes_answer(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Call | None]:
     """When the tables hold nothing: what the notes say, quoted, or None (then the answer is no-data)."""
+    seen = seen_asked(pq)
+    if seen is not None:  # "who saw her last?" and no visit names a clinician (MIMIC-III): the last note's author
+        return notes_list_final(seen, (yield ("list_notes", seen.args)))
     kind = note_kind_question(pq, fallback=True)
     if kind is not None:  # "date of the last ECG?" with no ECG among the records: the last ECG report's
         call = yield from kind_final(pq, kind, fallback=True)
