@@ -124,9 +124,17 @@ class Scope:
 
 
 def in_window(notes: list[Note], start: datetime | None, end: datetime | None) -> list[Note]:
-    """The dated notes within [start, end] (either end open)."""
-    return [n for n in notes if n.time is not None and (start is None or n.time >= start)
-            and (end is None or n.time <= end)]
+    """The dated notes within [start, end] (either end open). A bound without a time zone is a calendar bound, read
+    on each note's own clock ("on 11/20" is the day the note was written on, wherever its offset puts it in UTC);
+    an aware bound is an instant ("the last 48 hours")."""
+    def after(note: Note, bound: datetime) -> bool:
+        return (note.wall_clock >= bound) if bound.tzinfo is None else note.time >= bound  # type: ignore[operator]
+
+    def before(note: Note, bound: datetime) -> bool:
+        return (note.wall_clock <= bound) if bound.tzinfo is None else note.time <= bound  # type: ignore[operator]
+
+    return [n for n in notes if n.time is not None and (start is None or after(n, start))
+            and (end is None or before(n, end))]
 
 
 def latest_stay(notes: list[Note]) -> tuple[str | None, list[Note]]:
@@ -192,7 +200,9 @@ def entry(note: Note, summary: bool = False) -> dict[str, Any]:
     """A note as listed: reference, date, time, kind, author (and where it was read), encounter; with
     ``summary`` its extractive digest (``reader.digest``, bounded by ``digest_chars``)."""
     author, source = author_of(note)
-    out: dict[str, Any] = {"ref": note.ref, "date": note.date, "time": note.time.isoformat() if note.time else None,
+    local = note.wall_clock
+    out: dict[str, Any] = {"ref": note.ref, "date": local.date().isoformat() if local else "",
+                           "time": note.time.isoformat() if note.time else None,
                            "note_type": note.note_type, "author": author, "encounter": note.encounter_ref}
     if author and source == "text":
         out["author_from"] = "the note's text"

@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -31,7 +31,7 @@ from fhirqa.store import Store
 log = logging.getLogger(__name__)
 
 _NOTE_SQL = """
-SELECT ref, source, note_type, time, content_type, text, url, title, author, encounter_ref
+SELECT ref, source, note_type, time, time_offset, content_type, text, url, title, author, encounter_ref
 FROM note WHERE patient_id = ? ORDER BY time, ref, content_type, url
 """
 _PDF_SQL = """
@@ -59,11 +59,19 @@ class Note:
     encounter_ref: str | None = None
     source: str = "DocumentReference"
     content_type: str | None = None
+    time_offset: int | None = None  # minutes east of UTC ``time`` was written in (None: unknown, read as UTC)
 
     @property
     def date(self) -> str:
         """The note's day as ``YYYY-MM-DD`` (empty when undated)."""
         return self.time.date().isoformat() if self.time else ""
+
+    @property
+    def wall_clock(self) -> datetime | None:
+        """The note's time on the clock it was written by (naive; UTC when the offset is unknown)."""
+        if self.time is None:
+            return None
+        return (self.time.astimezone(UTC) + timedelta(minutes=self.time_offset or 0)).replace(tzinfo=None)
 
     @property
     def content_hash(self) -> str:
@@ -107,7 +115,8 @@ def _note(patient_id: str, row: dict[str, Any], text: str) -> Note:
     return Note(note_id=row["ref"], patient_id=patient_id, ref=row["ref"], text=text, time=_aware(row.get("time")),
                 note_type=row.get("note_type") or row.get("title"), author=row.get("author"),
                 encounter_ref=row.get("encounter_ref"), source=row.get("source") or row["ref"].split("/")[0],
-                content_type=row.get("content_type"))
+                content_type=row.get("content_type"),
+                time_offset=int(row["time_offset"]) if row.get("time_offset") is not None else None)
 
 
 def _unique_ids(notes: list[Note]) -> list[Note]:

@@ -75,3 +75,15 @@ def test_notes_by_an_author_match_every_word_asked_in_any_case():
     assert len(listing.by_author(CLINIC + STAY, "reyes")) == len(CLINIC)
     assert listing.by_author(CLINIC, "Dr. Ana Reyes") == CLINIC
     assert listing.by_author(CLINIC, "Patel") == []
+
+
+def test_a_calendar_day_is_the_day_on_the_notes_own_clock():
+    # written 2024-03-20 21:30 at -05:00: March 21 in UTC, March 20 where it was written
+    late = Note(note_id="DocumentReference/late", patient_id="p1", ref="DocumentReference/late", text="S: ok.",
+                time=datetime(2024, 3, 21, 2, 30, tzinfo=UTC), note_type="Progress note", time_offset=-300)
+    day = (datetime(2024, 3, 20), datetime(2024, 3, 20, 23, 59, 59))  # calendar bounds: no time zone
+    assert listing.in_window([late], *day) == [late]
+    assert listing.in_window([late], datetime(2024, 3, 21), datetime(2024, 3, 21, 23, 59, 59)) == []
+    # an instant bound stays an instant
+    assert listing.in_window([late], datetime(2024, 3, 21, 2, tzinfo=UTC), None) == [late]
+    assert listing.entry(late)["date"] == "2024-03-20"

@@ -7,6 +7,7 @@ for questions about one patient. Notes dated after the question's ``now`` are ne
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, time
 from typing import Any
 
@@ -64,6 +65,20 @@ def search_notes(ctx: ToolContext, query: str, k: int = 5, start: str | None = N
     return out
 
 
+def _calendar(value: str | None, end: bool) -> datetime | None:
+    """An ISO bound as ``list_notes`` reads it: with an offset an instant; without one a wall-clock time (naive),
+    compared with each note's own clock; a date alone is its whole day."""
+    if not value:
+        return None
+    moment = _bound(value, end)
+    text = value.strip()
+    if moment is not None and len(text) > 10 and not (text.endswith("Z") or re.search(r"[+-]\d\d:?\d\d$", text)):
+        return moment.replace(tzinfo=None)
+    if moment is not None and len(text) == 10:
+        return moment.replace(tzinfo=None)
+    return moment
+
+
 def list_notes(ctx: ToolContext, start: str | None = None, end: str | None = None, stay: str | None = None,
                which: str | None = None, last: int | None = None, note_kind: str | None = None,
                service: str | None = None, author: str | None = None, summarize: bool = False) -> dict[str, Any]:
@@ -81,9 +96,8 @@ def list_notes(ctx: ToolContext, start: str | None = None, end: str | None = Non
         raise ToolError("no clinical notes are available for this question; answer from the structured views")
     if which not in (None, "latest", "first", "all"):
         raise ToolError(f"which={which!r}: use 'latest', 'first' or 'all'")
-    low, high = _bound(start, end=False), _bound(end, end=True)
-    high = min(high, ctx.now) if high else ctx.now
-    if low and low > high:
+    low, high = _calendar(start, end=False), _calendar(end, end=True)  # no offset: on each note's own clock
+    if low and high and (low.tzinfo is None) == (high.tzinfo is None) and low > high:
         raise ToolError(f"start {low.isoformat()} is after end {high.isoformat()}")
     mine = [n for n in notes.notes(ctx.patient_id) if n.time is not None and n.time <= ctx.now]
     on_file = len(listing.documents(mine))
@@ -104,7 +118,7 @@ def list_notes(ctx: ToolContext, start: str | None = None, end: str | None = Non
     if author:
         mine, what = listing.by_author(mine, author), f"notes by {author}"
     of_that = listing.documents(mine)
-    scope = listing.choose(of_that, start=low if start else None, end=high if end else None, stay=stay, which=which,
+    scope = listing.choose(of_that, start=low, end=high, stay=stay, which=which,
                            last=max(1, min(100, last)) if last else None)
     bounds = listing.limits()
     listed = scope.notes[:bounds["max_listed"]]
