@@ -1,7 +1,9 @@
 -- Canonical view: note (decoded clinical text).
 -- One row per DocumentReference content attachment with inline text/plain or text/html data (or with a url:
 -- then text is NULL and url is kept), and one row per DiagnosticReport with presentedForm data and/or a
--- conclusion. Source tables: map_document_reference, map_diagnostic_report.
+-- conclusion. Source tables: map_document_reference, map_diagnostic_report; map_practitioner for the name of an
+-- author (DocumentReference.author, DiagnosticReport.performer) given only as a reference (as views/encounter.sql
+-- names a visit's clinician).
 --
 -- DuckDB-specific expression (isolated, repeated in both branches): base64 -> UTF-8 text
 --     TRY(decode(from_base64(regexp_replace(data, '\s', '', 'g'))))
@@ -11,6 +13,12 @@
 -- <time>_offset: minutes east of UTC of the offset <time> was written with (-300 for -05:00, 0 for Z; NULL for a
 -- date or a time written without one). <time> itself is the UTC instant; the offset gives the record's local
 -- calendar day and clock (2025-06-12T22:10:00-05:00 is June 12 there, June 13 in UTC).
+WITH practitioner_names AS (
+    SELECT ref, min(coalesce(name_text, nullif(trim(coalesce(name_given, '') || ' ' || coalesce(name_family, '')), '')))
+        AS practitioner_name
+    FROM map_practitioner
+    GROUP BY ref
+)
 SELECT
     d.patient_id,
     d.ref,
@@ -34,9 +42,11 @@ SELECT
     d.title,
     d.description,
     CAST(NULL AS VARCHAR) AS conclusion,
-    coalesce(d.author_display, d.author_ref) AS author,
+    -- who wrote it: the author's display, else the referenced Practitioner's name, else the reference
+    coalesce(d.author_display, pd.practitioner_name, d.author_ref) AS author,
     d.encounter_ref
 FROM (SELECT *, coalesce(date, context_period_start) AS time_raw FROM map_document_reference) AS d
+LEFT JOIN practitioner_names AS pd ON pd.ref = d.author_ref
 WHERE (d.data IS NOT NULL
        AND (lower(d.content_type) LIKE 'text/plain%' OR lower(d.content_type) LIKE 'text/html%'))
    OR d.url IS NOT NULL
@@ -67,7 +77,8 @@ SELECT
     CAST(NULL AS VARCHAR) AS title,
     CAST(NULL AS VARCHAR) AS description,
     r.conclusion,
-    coalesce(r.author_display, r.author_ref) AS author,
+    coalesce(r.author_display, pr.practitioner_name, r.author_ref) AS author,
     r.encounter_ref
 FROM (SELECT *, coalesce(effective_datetime, effective_period_start, issued) AS time_raw FROM map_diagnostic_report) AS r
+LEFT JOIN practitioner_names AS pr ON pr.ref = r.author_ref
 WHERE r.data IS NOT NULL OR r.conclusion IS NOT NULL

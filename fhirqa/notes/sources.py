@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -31,7 +31,7 @@ from fhirqa.store import Store
 log = logging.getLogger(__name__)
 
 _NOTE_SQL = """
-SELECT ref, source, note_type, time, content_type, text, url, title, author, encounter_ref
+SELECT ref, source, note_type, time, time_offset, content_type, text, url, title, author, encounter_ref
 FROM note WHERE patient_id = ? ORDER BY time, ref, content_type, url
 """
 _PDF_SQL = """
@@ -59,11 +59,19 @@ class Note:
     encounter_ref: str | None = None
     source: str = "DocumentReference"
     content_type: str | None = None
+    time_offset: int | None = None  # minutes east of UTC ``time`` was written in (None: unknown, read as UTC)
 
     @property
     def date(self) -> str:
         """The note's day as ``YYYY-MM-DD`` (empty when undated)."""
         return self.time.date().isoformat() if self.time else ""
+
+    @property
+    def wall_clock(self) -> datetime | None:
+        """The note's time on the clock it was written by (naive; UTC when the offset is unknown)."""
+        if self.time is None:
+            return None
+        return (self.time.astimezone(UTC) + timedelta(minutes=self.time_offset or 0)).replace(tzinfo=None)
 
     @property
     def content_hash(self) -> str:
@@ -107,7 +115,8 @@ def _note(patient_id: str, row: dict[str, Any], text: str) -> Note:
     return Note(note_id=row["ref"], patient_id=patient_id, ref=row["ref"], text=text, time=_aware(row.get("time")),
                 note_type=row.get("note_type") or row.get("title"), author=row.get("author"),
                 encounter_ref=row.get("encounter_ref"), source=row.get("source") or row["ref"].split("/")[0],
-                content_type=row.get("content_type"))
+                content_type=row.get("content_type"),
+                time_offset=int(row["time_offset"]) if row.get("time_offset") is not None else None)
 
 
 def _unique_ids(notes: list[Note]) -> list[Note]:
@@ -263,17 +272,21 @@ def _concept_names(con: Any, ids: set[Any], paramstyle: str) -> dict[Any, str]:
 
 
 def mimic_notes(con: Any, subject_id: str | int | None = None, *, table: str = "noteevents",
-                paramstyle: str = "qmark") -> list[Note]:
+                paramstyle: str = "qmark", caregivers: str | None = None) -> list[Note]:
     """Notes from MIMIC-III ``noteevents`` (or MIMIC-IV-Note ``discharge``/``radiology``) over DB-API.
 
     Rows flagged ``iserror`` are left out. ``note_type`` is ``category`` (III) or ``note_type`` (IV), with
-    the ``description`` when there is one; the admission (``hadm_id``) is the encounter.
+    the ``description`` when there is one; the admission (``hadm_id``) is the encounter. The author is the
+    caregiver (``caregiver/<cgid>``); with ``caregivers`` (the name of MIMIC-III's CAREGIVERS table, when the
+    database has it) their role is said too ("caregiver 16010 (RN)"): MIMIC keeps no caregiver names.
     """
-    if not re.fullmatch(r"[A-Za-z_][\w.]*", table):
-        raise ValueError(f"not a table name: {table!r}")
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", table) or (caregivers and not re.fullmatch(r"[A-Za-z_][\w.]*", caregivers)):
+        raise ValueError(f"not a table name: {table!r} / {caregivers!r}")
     where, params = ("WHERE subject_id = ?", [int(subject_id)]) if subject_id is not None else ("", [])
+    rows = list(_dict_rows(_run(con, f"SELECT * FROM {table} {where}", params, paramstyle)))
+    roles = _caregiver_roles(con, caregivers, {r.get("cgid") for r in rows}, paramstyle) if caregivers else {}
     notes = []
-    for r in _dict_rows(_run(con, f"SELECT * FROM {table} {where}", params, paramstyle)):
+    for r in rows:
         if str(r.get("iserror") or "").strip() in ("1", "1.0", "True", "true"):
             continue
         text = r.get("text")
@@ -288,6 +301,30 @@ def mimic_notes(con: Any, subject_id: str | int | None = None, *, table: str = "
             note_id=f"{table}/{key}", patient_id=str(r["subject_id"]), ref=f"{table}/{key}", text=_clean(str(text)),
             time=_aware(r.get("charttime") or r.get("chartdate")),
             note_type=f"{kind}: {description}" if kind and description and description != kind else kind,
-            author=f"caregiver/{r['cgid']}" if r.get("cgid") is not None else None,
+            author=_caregiver(r.get("cgid"), roles),
             encounter_ref=f"admission/{int(hadm)}" if hadm is not None else None, source=f"mimic.{table}"))
     return sorted(notes, key=lambda n: (n.patient_id, n.time or datetime.min.replace(tzinfo=UTC), n.ref))
+
+
+def _caregiver(cgid: Any, roles: dict[str, str]) -> str | None:
+    """``caregiver/16010``, or ``caregiver 16010 (RN)`` when CAREGIVERS gives the role."""
+    if cgid is None or str(cgid).strip() == "":
+        return None
+    key = str(int(float(cgid))) if re.fullmatch(r"\d+(?:\.0+)?", str(cgid).strip()) else str(cgid).strip()
+    role = roles.get(key)
+    return f"caregiver {key} ({role})" if role else f"caregiver/{key}"
+
+
+def _caregiver_roles(con: Any, table: str | None, ids: set[Any], paramstyle: str) -> dict[str, str]:
+    """``{cgid: role}`` from MIMIC-III CAREGIVERS (its ``label``, else ``description``) for the caregivers named."""
+    keys = sorted({str(int(float(i))) for i in ids if i is not None and re.fullmatch(r"\d+(?:\.0+)?", str(i).strip())})
+    if not table or not keys:
+        return {}
+    marks = ", ".join("?" for _ in keys)
+    cursor = _run(con, f"SELECT * FROM {table} WHERE CAST(cgid AS VARCHAR) IN ({marks})", keys, paramstyle)
+    out = {}
+    for row in _dict_rows(cursor):
+        role = str(row.get("label") or row.get("description") or "").strip()
+        if role and row.get("cgid") is not None:
+            out[str(int(float(row["cgid"])))] = role
+    return out

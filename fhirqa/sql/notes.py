@@ -29,7 +29,7 @@ from fhirqa.sql.schema import Schema
 
 #: The tools a note plan may call here; any other (the tables) hands the question back to SQL. The consistency
 #: check reads the notes against the tables through the views' columns (fhirqa.sql.patient_rows).
-NOTE_TOOLS = frozenset({"find_in_notes", "search_notes", "check_note_consistency"})
+NOTE_TOOLS = frozenset({"find_in_notes", "search_notes", "check_note_consistency", "list_notes"})
 _INDEXES: dict[str, RelationalNoteIndex] = {}
 _INDEXES_LOCK = threading.Lock()
 
@@ -48,7 +48,8 @@ def relational_notes(con: Connection, schema: Schema, person: Person) -> list[No
     style = "format" if con.dialect == "postgres" else "qmark"
     with con.lock:
         if schema.kind == "mimic-iii":
-            notes = mimic_notes(con.raw, person.key, table=table, paramstyle=style)
+            carers = "caregivers" if "caregivers" in schema.tables else None  # their roles, when loaded
+            notes = mimic_notes(con.raw, person.key, table=table, paramstyle=style, caregivers=carers)
         else:
             notes = omop_notes(con.raw, person.key, table=table, paramstyle=style)
     return [replace(n, patient_id=person.patient_id) for n in notes]

@@ -121,3 +121,19 @@ def test_mimic_noteevents_skip_errors():
     assert notes[0].note_type == "Nursing: Nursing Progress Note" and notes[0].encounter_ref == "admission/100"
     assert notes[2].note_type == "Physician: Physician Resident Progress Note"  # MIMIC's padded category
     assert notes[0].author == "caregiver/77" and notes[1].date == "2150-01-03"
+
+
+def test_mimic_caregivers_give_the_authors_role_when_the_table_is_loaded():
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE noteevents (ROW_ID, SUBJECT_ID, HADM_ID, CHARTDATE, CHARTTIME, STORETIME, CATEGORY, "
+                "DESCRIPTION, CGID, ISERROR, TEXT)")
+    con.executemany("INSERT INTO noteevents VALUES (?,?,?,?,?,?,?,?,?,?,?)", [
+        (10, 5, 100, "2150-01-01", None, None, "Nursing", "Nursing Progress Note", 77, None, "Afebrile."),
+        (11, 5, 100, "2150-01-02", None, None, "Rehab Services", "Rehab/PT Eval", 78, None, "Ambulates."),
+        (12, 5, 100, "2150-01-03", None, None, "Radiology", "CHEST (PA & LAT)", 79, None, "No effusion."),
+    ])
+    con.execute("CREATE TABLE caregivers (ROW_ID, CGID, LABEL, DESCRIPTION)")
+    con.executemany("INSERT INTO caregivers VALUES (?,?,?,?)", [(1, 77, "RN", "RN"), (2, 78, None, "Rehabilitation")])
+    notes = mimic_notes(con, 5, caregivers="caregivers")
+    assert [n.author for n in notes] == ["caregiver 77 (RN)", "caregiver 78 (Rehabilitation)", "caregiver/79"]
+    assert [n.author for n in mimic_notes(con, 5)] == ["caregiver/77", "caregiver/78", "caregiver/79"]  # not asked

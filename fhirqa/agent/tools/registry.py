@@ -16,7 +16,7 @@ from fhirqa.agent.tools.final import final_answer
 from fhirqa.agent.tools.lookup import find_patient
 from fhirqa.agent.tools.med_changes import medication_changes
 from fhirqa.agent.tools.note_finding import find_in_notes
-from fhirqa.agent.tools.notes import search_notes
+from fhirqa.agent.tools.notes import list_notes, search_notes
 from fhirqa.agent.tools.records import (
     combine_evidence,
     extract_field_value,
@@ -33,7 +33,7 @@ FUNCTIONS: dict[str, ToolFunction] = {
         get_resources, filter_by_date, filter_by_value, sort_records, get_by_index, extract_field_value,
         find_extreme, aggregate, count_values, compare_values, calculate_difference, calculate_time_offset,
         combine_evidence, final_answer, find_patient, find_in_notes, search_notes, check_note_consistency,
-        medication_changes, medication_courses,
+        medication_changes, medication_courses, list_notes,
     )
 }
 

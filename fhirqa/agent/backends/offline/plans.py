@@ -33,6 +33,8 @@ from fhirqa.agent.backends.offline.indication_plan import indication_asked, plan
 from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
 from fhirqa.agent.backends.offline.normality_plan import normality_asked, plan_normality
 from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
+from fhirqa.agent.backends.offline.note_list_plan import answer as notes_list_final
+from fhirqa.agent.backends.offline.note_list_plan import notes_asked, plan_note_list, seen_asked
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.purpose_plan import ask_as_class, purpose_class
 from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
@@ -200,6 +202,9 @@ def _row(result: dict[str, Any]) -> dict[str, Any]:
 
 def notes_answer(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Call | None]:
     """When the tables hold nothing: what the notes say, quoted, or None (then the answer is no-data)."""
+    seen = seen_asked(pq)
+    if seen is not None:  # "who saw her last?" and no visit names a clinician (MIMIC-III): the last note's author
+        return notes_list_final(seen, (yield ("list_notes", seen.args)))
     kind = note_kind_question(pq, fallback=True)
     if kind is not None:  # "date of the last ECG?" with no ECG among the records: the last ECG report's
         call = yield from kind_final(pq, kind, fallback=True)
@@ -553,6 +558,10 @@ def _plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
     if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
         yield from plan_consistency(pq)
+        return
+    documents = notes_asked(pq)
+    if documents is not None:  # "summarize her notes", "notes since Monday", "who wrote the last note?": the notes
+        yield from plan_note_list(pq, documents)
         return
     drug_class = purpose_class(pq)
     if drug_class is not None:  # "is she on anything for pain?": the question about the class that treats it
