@@ -16,45 +16,17 @@ from typing import Any
 
 from fhirqa.agent.backends.offline.active_administration import active_by_administration
 from fhirqa.agent.backends.offline.class_note_plan import class_note, with_note
-from fhirqa.agent.backends.offline.clinical_state_plan import plan_clinical_state, state_asked
-from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
-from fhirqa.agent.backends.offline.conjunction_plan import item_parts, plan_parts
-from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
-from fhirqa.agent.backends.offline.culture_plan import culture_question, plan_cultures
-from fhirqa.agent.backends.offline.direction_plan import direction_question, plan_direction
-from fhirqa.agent.backends.offline.documented_item_plan import documented_item, plan_documented
-from fhirqa.agent.backends.offline.dose_status_plan import not_given_question, plan_not_given
-from fhirqa.agent.backends.offline.dose_tally_plan import plan_tally, tally_asked
-from fhirqa.agent.backends.offline.drug_class_plan import class_asked, plan_drug_class
-from fhirqa.agent.backends.offline.due_plan import due_question, plan_due
 from fhirqa.agent.backends.offline.event_window_plan import condition_onset
-from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_growth
-from fhirqa.agent.backends.offline.indication_plan import indication_asked, plan_indication
-from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
-from fhirqa.agent.backends.offline.normality_plan import normality_asked, plan_normality
-from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question, plan_note_kind
+from fhirqa.agent.backends.offline.note_kind_plan import kind_final, note_kind_question
 from fhirqa.agent.backends.offline.note_list_plan import answer as notes_list_final
-from fhirqa.agent.backends.offline.note_list_plan import notes_asked, plan_note_list, seen_asked
+from fhirqa.agent.backends.offline.note_list_plan import seen_asked
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
-from fhirqa.agent.backends.offline.purpose_plan import ask_as_class, purpose_class
-from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind, plan_records
-from fhirqa.agent.backends.offline.records_plan import route as record_route
-from fhirqa.agent.backends.offline.repletion_plan import plan_repletion, repletion_question
-from fhirqa.agent.backends.offline.series_plan import plan_series, series_asked
+from fhirqa.agent.backends.offline.records_plan import plan_latest_of_kind
 from fhirqa.agent.backends.offline.summary_plan import (
-    any_records_view,
     as_written,
-    named_group,
-    plan_any_records,
-    plan_each_analyte,
-    plan_snapshot,
-    snapshot_kind,
     with_visit_codes,
 )
-from fhirqa.agent.backends.offline.then_now_plan import plan_then_now, then_now_asked
-from fhirqa.agent.backends.offline.therapy_days_plan import plan_therapy_days, therapy_asked
 from fhirqa.agent.backends.offline.timephrases import Anchor, Window, anchor_words
-from fhirqa.agent.backends.offline.visit_plan import plan_visit, visit_question
 from fhirqa.agent.catalog import UnknownView, view_info
 from fhirqa.agent.resolver import core_name
 from fhirqa.agent.tools.localtime import day_end, day_start, pinned
@@ -556,111 +528,15 @@ def say_window(window: Window, steps: Plan) -> Plan:
 
 def _plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question."""
-    if asks_consistency(pq.text):  # "does the note's K match the labs?": the note against the record
-        yield from plan_consistency(pq)
-        return
-    documents = notes_asked(pq)
-    if documents is not None:  # "summarize her notes", "notes since Monday", "who wrote the last note?": the notes
-        yield from plan_note_list(pq, documents)
-        return
-    drug_class = purpose_class(pq)
-    if drug_class is not None:  # "is she on anything for pain?": the question about the class that treats it
-        ask_as_class(pq, drug_class)
-    repletion = repletion_question(pq)
-    if repletion is not None:  # "how many times was K replaced?", "mag repleted today?": the salts' administrations
-        yield from plan_repletion(pq, repletion)
-        return
-    documented = documented_item(pq)
-    if documented is not None:  # "what's his code status?", "full code?": what the notes write, the views do not hold
-        yield from plan_documented(pq, documented)
-        return
-    clinical = state_asked(pq)
-    if clinical is not None:  # "is she febrile?", "any hypotension in the last 24h?": a threshold on a measurement
-        yield from plan_clinical_state(pq, clinical)
-        return
-    parts = item_parts(pq)
-    if parts is not None:  # "last K and Mg?", "any history of MI or stroke?": each item asked, the answers joined
-        yield from plan_parts(pq, parts)
-        return
-    normality = normality_asked(pq)
-    if normality is not None and (yield from plan_normality(pq, normality)):  # "is her K normal?", "BP high?"
-        return
-    snapshot = snapshot_kind(pq)
-    if snapshot is not None:  # "brief summary of this patient", "who is his PCP?": the record as a whole
-        yield from plan_snapshot(pq, snapshot)
-        return
-    group = named_group(pq)
-    if group is not None:  # "last set of vitals", "were vitals stable": the group of results is the item
-        pq.entity = group
-    if (yield from plan_each_analyte(pq)):  # "were vitals stable": each vital sign's own trend
-        return
-    growth = growth_question(pq)
-    if growth is not None:  # "how much did she weigh at 11?", "how much has he grown?": the growth chart's reading
-        yield from plan_growth(pq, growth)
-        return
-    visit = visit_question(pq)
-    if visit is not None:  # "what did they diagnose me with in the ER?", "checkups since my last ER visit?"
-        yield from plan_visit(pq, visit)
-        return
-    direction = direction_question(pq)
-    if direction is not None:  # "did my A1c go up since last time?", "has my BMI gotten higher or lower?": two values
-        yield from plan_direction(pq, direction)
-        return
-    kind = note_kind_question(pq)
-    if kind is not None:  # "date of last d/c summary?", "last CXR impression?": the notes of that kind answer
-        if (yield from plan_note_kind(pq, kind)):
+    from fhirqa.agent.backends.offline.frames import FRAMES
+
+    for frame in FRAMES:  # the question frames, in their order (frames.py)
+        found = frame.detect(pq)
+        if found is None:
+            continue
+        answered = yield from frame.answer(pq, found)
+        if answered or not frame.may_pass:
             return
-    due = due_question(pq)
-    if due is not None:  # "is he due for a flu shot?": the last one given; the record holds no schedule
-        yield from plan_due(pq, due)
-        return
-    cultures = culture_question(pq)
-    if cultures is not None and (yield from plan_cultures(pq, cultures)):  # "any cultures positive?", "what grew?"
-        return
-    held = not_given_question(pq)
-    if held is not None and (yield from plan_not_given(pq, held)):  # "was vanc ever held?": its administrations
-        return
-    tally = tally_asked(pq)
-    if tally is not None and (yield from plan_tally(pq, tally)):  # "vanco doses so far this stay?", "total heparin units"
-        return
-    drugs = class_asked(pq)  # after the tally: "insulin doses so far this stay?" counts a class's doses
-    if drugs is not None and (yield from plan_drug_class(pq, drugs)):  # "abx?", "what pressors is she on", "heparin gtt?"
-        return
-    therapy = therapy_asked(pq)
-    if therapy is not None:  # "how many days has she been on vanc?": the drug's latest course of doses
-        yield from plan_therapy_days(pq, therapy)
-        return
-    indication = indication_asked(pq)
-    if indication is not None:  # "why is she on Eliquis?": the reasons its orders record
-        yield from plan_indication(pq, indication)
-        return
-    changes = changes_asked(pq)
-    if changes is not None:  # "any med changes in the last 6 months?", "was metformin stopped?": the orders over time
-        yield from plan_medication_changes(pq, *changes)
-        return
-    then = then_now_asked(pq)
-    if then is not None and (yield from plan_then_now(pq, then)):  # "A1c now vs a year ago": the latest against then
-        return
-    series = series_asked(pq)
-    if series is not None and (yield from plan_series(pq, series)):  # "list her weights since 2018": the values
-        return
-    # a visit's note named ("was imaging mentioned in the Jan 7 note?") is a question about the note, not the records
-    # "NKDA?" / "no known drug allergies?" is a yes/no about the allergy list's categories, not a list of one kind
-    absent = pq.intent == "active_list" and pq.aggregate == "absent"
-    routed = record_route(pq) if not absent else None
-    if routed is not None and not routed.over_notes and (note_visit(pq) is not None or note_value(pq) is not None):
-        routed = None  # a visit's note is asked about; a coded fact of the visit (its reason, who saw) is not
-    if routed is not None:  # care plans, goals, imaging: records whose parts are rows (a plan is one ref)
-        if (yield from plan_records(pq, routed)):
-            return
-    state = state_question(pq)
-    if state is not None:  # "current smoker?": the latest coded status's value, not that one is charted
-        if (yield from plan_state(pq, state)):
-            return
-    listed = any_records_view(pq)
-    if listed is not None:  # "any allergies?": whether the record holds any of that kind ("No allergies are recorded.")
-        yield from plan_any_records(pq, listed)
-        return
     # a visit named by its kind ("last physical") is also found by the codes of that encounter type
     planner = with_visit_codes(plan_stay if pq.stay_event else _PLANS.get(pq.intent, plan_value))
     at_note = note_value(pq)
