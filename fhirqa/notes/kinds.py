@@ -32,7 +32,8 @@ def config() -> dict[str, Any]:
     return lexicon_file("note_kinds.json")
 
 
-def _any(patterns: list[str], text: str) -> re.Match[str] | None:
+def first_match(patterns: list[str], text: str) -> re.Match[str] | None:
+    """The first of ``patterns`` (regular expressions, in order) found in ``text``, or None."""
     for p in patterns:
         m = re.search(p, text)
         if m:
@@ -47,7 +48,7 @@ def kinds_of(note_type: str | None) -> set[str]:
         return set()
     out: set[str] = set()
     for kind in config()["kinds"]:
-        if _any(kind["types"], text) and not _any(kind.get("not_types", []), text):
+        if first_match(kind["types"], text) and not first_match(kind.get("not_types", []), text):
             out.add(kind["name"])
             if kind.get("within"):
                 out.add(kind["within"])
@@ -57,7 +58,7 @@ def kinds_of(note_type: str | None) -> set[str]:
 def asked_kind(question: str) -> str | None:
     """The note kind a question names ("date of last d/c summary?" → "discharge summary"), else None."""
     q = " ".join(question.lower().split())
-    return next((k["name"] for k in config()["kinds"] if _any(k["asks"], q)), None)
+    return next((k["name"] for k in config()["kinds"] if first_match(k["asks"], q)), None)
 
 
 def of_kind(notes: list[Note], kind: str) -> list[Note]:
@@ -81,7 +82,7 @@ class KindAnswer:
 
 def asks(question: str, key: str) -> bool:
     """The question matches one of the lexicon's ``key`` cues (asks_date, asks_count, this_stay, first…)."""
-    return _any(config().get(key, []), " ".join(question.lower().split())) is not None
+    return first_match(config().get(key, []), " ".join(question.lower().split())) is not None
 
 
 def section_asked(question: str, kind: str) -> dict[str, Any] | None:
@@ -91,8 +92,8 @@ def section_asked(question: str, kind: str) -> dict[str, Any] | None:
     for p in spec["asks"]:
         q = re.sub(p, " ", q)
     for text in (q, whole):  # a kind named by its section ("the discharge med list") asks for that section
-        found = next((s for s in config()["sections"] if _any(s["asks"], text)
-                      and not _any(s.get("not_asks", []), text)), None)
+        found = next((s for s in config()["sections"] if first_match(s["asks"], text)
+                      and not first_match(s.get("not_asks", []), text)), None)
         if found is not None:
             return found
     return None
@@ -264,7 +265,7 @@ def _section(question: str, spec: dict[str, Any], note: Note, item: str | None) 
         value = [part.strip() for line in lines for part in line.split(";") if part.strip()]
     quote = "; ".join(lines)
     if how == "names":
-        member = _any(spec.get("member", []), " ".join(question.lower().split()).rstrip("?. "))
+        member = first_match(spec.get("member", []), " ".join(question.lower().split()).rstrip("?. "))
         wanted = (member["item"] if member else None) or None
         if wanted and lines:
             hit = next((b for b, v in zip(lines, value, strict=True) if _same_drug(wanted, v)), None)

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
+from fhirqa.notes.kinds import first_match as _any
 
 Call = tuple[str, dict[str, Any]]
 
@@ -37,14 +38,6 @@ def _cfg() -> dict[str, Any]:
     from fhirqa.notes.listing import config
 
     return config()
-
-
-def _any(patterns: list[str], text: str) -> re.Match[str] | None:
-    for p in patterns:
-        m = re.search(p, text)
-        if m:
-            return m
-    return None
 
 
 def _strip(patterns: list[str], text: str) -> tuple[str, bool]:
@@ -101,13 +94,7 @@ def notes_asked(pq: ParsedQuestion) -> NotesAsk | None:
         q = q[:n.start()] + " " + q[n.end():]
         plural = True
     q, stay = _strip(cfg["stay_words"], q)
-    window = _window(q, pq.now) if pq.now is not None else None
-    if window is not None:
-        (start, end, since), span = window
-        q = q[:span[0]] + " " + q[span[1]:]
-        args["start"] = _iso(start)
-        if end is not None and not since:
-            args["end"] = _iso(end)
+    q, window = _take_window(q, pq, args)
     if stay:
         placed = pq.window
         if placed is not None and placed.start is not None and placed.end is not None and not placed.anchor:
@@ -155,6 +142,17 @@ def seen_asked(pq: ParsedQuestion) -> NotesAsk | None:
     if not seen:
         return None
     args: dict[str, Any] = {"which": "latest"}
+    q, _ = _take_window(q, pq, args)
+    for key in ("latest_words", "since_words"):
+        q, _ = _strip(cfg.get(key, []), q)
+    drop = set(cfg["filler_words"].split()) | set(cfg["anchor_words"].split()) | {"whom", "seen", "saw"}
+    if [t for t in re.findall(r"[a-z0-9][a-z0-9'&/\-]*", q) if re.sub(r"'s?$", "", t) not in drop]:
+        return None
+    return NotesAsk("seen", args)
+
+
+def _take_window(q: str, pq: ParsedQuestion, args: dict[str, Any]) -> tuple[str, Any]:
+    """``q`` without its time phrase, whose bounds go into ``args`` (``start``; ``end`` unless it runs to now)."""
     window = _window(q, pq.now) if pq.now is not None else None
     if window is not None:
         (start, end, since), span = window
@@ -162,12 +160,7 @@ def seen_asked(pq: ParsedQuestion) -> NotesAsk | None:
         args["start"] = _iso(start)
         if end is not None and not since:
             args["end"] = _iso(end)
-    for key in ("latest_words", "since_words"):
-        q, _ = _strip(cfg.get(key, []), q)
-    drop = set(cfg["filler_words"].split()) | set(cfg["anchor_words"].split()) | {"whom", "seen", "saw"}
-    if [t for t in re.findall(r"[a-z0-9][a-z0-9'&/\-]*", q) if re.sub(r"'s?$", "", t) not in drop]:
-        return None
-    return NotesAsk("seen", args)
+    return q, window
 
 
 def _window(q: str, now: datetime) -> tuple[tuple[datetime | None, datetime | None, bool], tuple[int, int]] | None:
