@@ -64,6 +64,56 @@ def state_asked(pq: ParsedQuestion) -> dict[str, Any] | None:
     return None
 
 
+def states_asked(pq: ParsedQuestion) -> list[dict[str, Any]] | None:
+    """Every state a question asks about, in the order it names them ("febrile or hypoxic overnight?": two), or None
+    when it asks about none (see :func:`state_asked`, which decides whether the question is a state question)."""
+    if state_asked(pq) is None:
+        return None
+    text = " ".join(pq.text.lower().split())
+    found: list[tuple[int, dict[str, Any]]] = []
+    for state in _spec()["states"]:
+        for words, needs_window in ((state["adjectives"], False), (state.get("bare_nouns", []), False),
+                                    (state["nouns"], True)):
+            said = rf"\b(?:{_said(words)})\b" if words else None
+            match = re.search(said, text) if said and not (needs_window and pq.window is None) else None
+            if match is not None:
+                found.append((match.start(), state))
+                break
+    ordered = [state for _, state in sorted(found, key=lambda pair: pair[0])]
+    # "febrile" and "afebrile" both match "afebrile": the longer word is the one said
+    return [s for s in ordered if not any(o is not s and _contains(o, s, text) for o in ordered)] or ordered
+
+
+def _contains(longer: dict[str, Any], shorter: dict[str, Any], text: str) -> bool:
+    """True when every word of ``shorter`` found in ``text`` sits inside a longer word of ``longer`` ("afebrile")."""
+    long_words = [w for w in longer["adjectives"] + longer["nouns"] if re.search(rf"\b{re.escape(w)}\b", text)]
+    short_words = [w for w in shorter["adjectives"] + shorter["nouns"] if re.search(rf"\b{re.escape(w)}\b", text)]
+    return bool(short_words) and all(any(s in lw and s != lw for lw in long_words) for s in short_words)
+
+
+def plan_clinical_states(pq: ParsedQuestion, states: list[dict[str, Any]]) -> Generator[Call, dict[str, Any], None]:
+    """One state as :func:`plan_clinical_state`; several ("febrile or hypoxic overnight?") each checked over the same
+    window and the answers joined (yes/no: any for "or"/"either", all otherwise), each state's text kept."""
+    from fhirqa.agent.backends.offline.conjunction_plan import Parts, joined_answer
+    from fhirqa.agent.backends.offline.plans import final, plan
+
+    if len(states) == 1:
+        yield from plan_clinical_state(pq, states[0])
+        return
+    finals = []
+    for state in states:
+        asked, said = asked_threshold(pq, with_asked_number(pq, state))
+        steps = plan(asked)
+        call = next(steps)
+        while call[0] != "final_answer":
+            call = steps.send((yield call))
+        finals.append(state_final(state, call[1], said))
+    names = tuple(state["adjectives"][0] if state["adjectives"] else state["nouns"][0] for state in states)
+    any_of = re.search(r"\b(?:or|either)\b", pq.text.lower()) is not None
+    joined = joined_answer(Parts(questions=(), items=names, any_of=any_of), finals)
+    yield final(joined["answer"], joined["text"], status=joined["status"], unit=joined.get("unit"))
+
+
 def _names_another_item(rest: str) -> bool:
     """True when the words left once the state is taken out name a record item ("last WBC")."""
     from fhirqa.agent.lexicon import Lexicon

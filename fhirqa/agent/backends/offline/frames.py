@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fhirqa.agent.backends.offline import plans
-from fhirqa.agent.backends.offline.clinical_state_plan import plan_clinical_state, state_asked
+from fhirqa.agent.backends.offline.clinical_state_plan import plan_clinical_states, states_asked
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.conjunction_plan import item_parts, plan_parts
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
@@ -113,8 +113,8 @@ FRAMES: tuple[Frame, ...] = (
     Frame("repletion", repletion_question, plan_repletion),
     # "what's his code status?", "full code?": what the notes write, the views do not hold
     Frame("documented item", documented_item, plan_documented),
-    # "is she febrile?", "any hypotension in the last 24h?": a threshold on a measurement
-    Frame("clinical state", state_asked, plan_clinical_state),
+    # "is she febrile?", "any hypotension in the last 24h?", "febrile or hypoxic o/n?": thresholds on measurements
+    Frame("clinical state", states_asked, plan_clinical_states),
     # "last K and Mg?", "any history of MI or stroke?": each item asked, the answers joined
     Frame("several items", item_parts, plan_parts),
     # "is her K normal?", "BP high?", "A1c controlled?": the latest value against a range or goal
