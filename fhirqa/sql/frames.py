@@ -12,6 +12,9 @@ The frames are recognised by the FHIR path's own readers (the same lexicon files
   (MIMIC-III charts temperatures in °F: 100.4 °F is 38 °C);
 - **several items in one question** ("last K and Mg?": ``lexicon/conjunctions.json``): each item asked through the
   SQL writer, the answers joined as the FHIR path joins them;
+- **a result's values** ("is his K normal?", "creatinine now vs a week ago", "list his potassiums"): the FHIR plans
+  of :mod:`~fhirqa.agent.backends.offline.normality_plan`, ``then_now_plan`` and ``series_plan`` over the patient's
+  rows read as the observation view;
 - **medication changes** and **days of therapy** ("any med changes in the last 6 months?", "was the lisinopril dose
   changed?", "how many days on vanc?"): the FHIR plans run unchanged over the ``medication_changes`` and
   ``medication_courses`` tools, whose rows are the patient's DRUG_EXPOSURE / PRESCRIPTIONS and INPUTEVENTS rows read
@@ -228,3 +231,30 @@ def medication_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final
     result = tools.drive(steps)
     return result if isinstance(result, dict) else None
 
+
+
+# -- a result's values ------------------------------------------------------------------------------------------
+def result_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | None:
+    """Whether a result is normal, high or low, the latest against a time back, a listed run of values: the FHIR
+    plans over the patient's rows; None for other questions (or a plan that passes: the item is not a result)."""
+    from dataclasses import replace
+
+    from fhirqa.agent.backends.offline.normality_plan import normality_asked, plan_normality
+    from fhirqa.agent.backends.offline.series_plan import plan_series, series_asked
+    from fhirqa.agent.backends.offline.then_now_plan import plan_then_now, then_now_asked
+
+    frames: tuple[tuple[Callable[[ParsedQuestion], Any], Callable[[ParsedQuestion, Any], Any]], ...] = (
+        (normality_asked, plan_normality), (then_now_asked, plan_then_now), (series_asked, plan_series))
+    if pq.now is None:
+        pq.now = data.now
+    for detect, plan in frames:
+        found = detect(pq)
+        if found is None:
+            continue
+        tools = tools_for(data, person)
+        if tools is None:
+            return None
+        result = tools.drive(plan(replace(pq), found))  # a copy: the plans narrow the item and the window they read
+        if isinstance(result, dict):
+            return result
+    return None

@@ -451,6 +451,9 @@ def _answer_placed(compiler: Compiler, state: dict[str, Any] | None, data: SqlPa
     pq = compiler.pq
     if state is not None:
         return frames.clinical_state(pq, data, state, lambda asked: _compiler(asked, data, person))
+    values = frames.result_frame(pq, data, person)  # "is his K normal?", "list his potassiums": a result's values
+    if values is not None:
+        return values
     over_time = frames.medication_frame(pq, data, person)  # med changes, days of therapy: the orders over time
     if over_time is not None:
         return over_time

@@ -1163,11 +1163,14 @@ def _analytes(names: list[str]) -> dict[str, list[str]]:
 
     groups: dict[str, list[str]] = {}
     lexicon = Lexicon.load()
+    order = _component_order()
     for name in names:
         readings = lexicon.expand(name)
-        groups.setdefault(readings[0].term if readings else name, []).append(name)
+        # "Non Invasive Blood Pressure systolic" reads as the panel and as its part: the part is the analyte
+        parts = [r for r in readings if r.term.lower() in order]
+        reading = parts[0] if parts else readings[0] if readings else None
+        groups.setdefault(reading.term if reading is not None else name, []).append(name)
     # A panel's parts in the order the panel is written (systolic before diastolic: "120/80")
-    order = _component_order()
     ranked = sorted(groups.items(), key=lambda kv: min(order.get(n.lower(), len(order)) for n in kv[1]))
     return dict(ranked)
 

@@ -124,7 +124,7 @@ def _series_final(pq: ParsedQuestion, asked: Series, rows: list[dict[str, Any]],
     runs: dict[str, list[dict[str, Any]]] = {key: [] for key in groups}
     for row in rows:
         runs[members[str(row.get("name") or pq.entity)]].append(row)
-    cap = asked.limit or len(rows)
+    cap = asked.limit or min(len(rows), _spec().shown)  # the SQL path's tools show more rows than a model sees
     paired = _paired(list(runs.values()), cap, asked.first)
     if paired is not None:
         names, unit, readings = paired

@@ -1,0 +1,53 @@
+"""A result's values on a MIMIC-III database through the SQL path: whether the latest is normal or high (by the usual
+range of lexicon/reference_ranges.json, mmHg read as mm[Hg]), and a listed run of values. The FHIR path's plans run
+over the patient's rows; every expected value is read here by a direct SQL scan of the file."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from fhirqa.sql import ask_sql
+from tests.sql.mimic_data import build
+
+SYSTOLIC = 220179
+ROWS = [(93, "2164-10-24 08:00:00", 118.0), (94, "2164-10-24 20:00:00", 86.0), (96, "2164-10-25 06:00:00", 142.0)]
+NOW = "2164-10-25T12:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = build(tmp_path_factory.mktemp("results") / "mimic3.sqlite")
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO D_ITEMS VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (91, SYSTOLIC, "Non Invasive Blood Pressure systolic", "NBPs", "metavision", "chartevents",
+                 "Routine Vital Signs", "mmHg", "Numeric", None))
+    con.executemany("INSERT INTO CHARTEVENTS VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(rid, 10006, 142345, 206504, SYSTOLIC, when, None, 1, str(v), v, "mmHg", 0, 0, None, None)
+                     for rid, when, v in ROWS])
+    con.commit()
+    con.close()
+    return path
+
+
+def charted(db):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT ROW_ID, CHARTTIME, VALUENUM FROM CHARTEVENTS WHERE SUBJECT_ID = 10006 AND ITEMID = ? "
+                           "ORDER BY CHARTTIME", (SYSTOLIC,)).fetchall()
+    finally:
+        con.close()
+
+
+def test_whether_the_latest_value_is_high_uses_the_usual_range(db):
+    latest = charted(db)[-1]
+    answer = ask_sql("is his systolic BP high?", patient_id="10006", now=NOW, connection=str(db))
+    assert answer.answer == [latest[2] > 119]  # ACC/AHA: 120 and over is above normal
+    assert f"chartevents/{latest[0]}" in {e.ref.lower() for e in answer.evidence}
+    assert "ACC/AHA" in answer.text
+
+
+def test_a_listed_run_of_values_in_time_order(db):
+    answer = ask_sql("list his systolic pressures", patient_id="10006", now=NOW, connection=str(db))
+    assert answer.answer == [v for _, _, v in charted(db)]
