@@ -1483,7 +1483,9 @@ def _started_in_window(pq: ParsedQuestion, text: str) -> None:
     # a window from a date, the current stay ("new meds since admission") or an event ("meds started after the CABG"):
     # the stay's or the event's dates are resolved by the plan
     placed = pq.window is not None and (pq.window.start is not None or pq.window.anchor in ("admission", "event"))
-    if pq.intent not in ("value", "list_items") or not verbs or not placed or pq.yes_no:
+    # "any new meds this admission?": a yes/no whose answer names what was started (pq.yes_no says so to the plan)
+    asks_any = pq.intent == "exists" and re.match(r"^(?:any|were there any|was anything|has anything)\b", text.strip()) is not None
+    if (pq.intent not in ("value", "list_items") and not asks_any) or not verbs or not placed or (pq.yes_no and not asks_any):
         return
     pattern = rf"\b(?:{_alternation(verbs)})\b"
     if not re.search(pattern, text):
@@ -1495,6 +1497,7 @@ def _started_in_window(pq: ParsedQuestion, text: str) -> None:
     kinds = ("medication", "condition", "procedure", "immunization")
     view = next((v for v in pq.hinted if v in kinds), words.get("default_view", "medication"))
     pq.intent, pq.aggregate, pq.entity = "list_items", "started", ""
+    pq.yes_no = pq.yes_no or asks_any
     pq.views = [view, *(v for v in pq.views if v != view)]
 
 

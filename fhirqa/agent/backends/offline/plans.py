@@ -1666,7 +1666,8 @@ def plan_started(pq: ParsedQuestion) -> Plan:
     inside = yield from windowed(pq, found["handle"])
     label_ = pq.window.label if pq.window else "in that window"
     if not inside.get("count"):
-        yield final([], f"Nothing was started {label_} (no {what} in that window).")
+        yield final([False] if pq.yes_no else [], f"{'No: nothing' if pq.yes_no else 'Nothing'} was started {label_} "
+                    f"(no {what} in that window).")
         return
     window = inside.get("window") or {}
     earlier: dict[str, Any] = {}
@@ -1689,6 +1690,10 @@ def plan_started(pq: ParsedQuestion) -> Plan:
                 continue
         started.append(name)
     also = f" ({len(renewed)} renewed, ordered before too: {'; '.join(map(str, renewed))})" if renewed else ""
+    if pq.yes_no:  # "any new meds this admission?": yes or no, and what was started
+        yield final([bool(started)], f"Yes: started {label_}: {'; '.join(map(str, started))}{also}." if started
+                    else f"No: nothing new was started {label_}{also}.")
+        return
     if not started:
         yield final([], f"Nothing new was started {label_}{also}.")
         return
