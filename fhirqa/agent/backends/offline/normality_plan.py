@@ -217,12 +217,12 @@ def _final(pq: ParsedQuestion, asked: str, verdicts: list[_Verdict]) -> Call:
     words = _GOAL_WORDS if asked in ("controlled", "uncontrolled") else _WORDS
     parts = []
     for v in verdicts:
-        said = words.get(v.side or "", "not judged")
+        said = f"{words[v.side]} ({v.basis})" if v.side is not None else f"not judged: {v.basis}"
         parts.append(f"{label(v.row, pq.entity)} {_shown(v.row, v.row['value'], v.row.get('unit'))} on "
-                     f"{_day(v.row.get('time'))}: {said} ({v.basis})")
+                     f"{_day(v.row.get('time'))}: {said}")
     judged = [v.side for v in verdicts if v.side is not None]
     if not judged:
-        return final([], "Not judged: " + "; ".join(p.replace(": not judged (", " (", 1) for p in parts) + ".", status="no-data")
+        return final([], "; ".join(parts) + ".", status="no-data")
     outside = [s for s in judged if s != "normal"]
     answer = {"normal": not outside, "abnormal": bool(outside), "high": "high" in judged, "low": "low" in judged,
               "controlled": "high" not in judged, "uncontrolled": "high" in judged}[asked]
