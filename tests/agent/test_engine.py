@@ -5,21 +5,9 @@ from __future__ import annotations
 import pytest
 
 from fhirqa.agent.engine import ask
-from fhirqa.sources import FileSource
-from fhirqa.store import Store, ingest
+from fhirqa.store import Store
 
 NOW = "2026-06-30T12:00:00Z"
-
-
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory):
-    from tests.conftest import SAMPLE
-
-    if not any(SAMPLE.glob("*.json")):
-        pytest.skip("examples/sample is missing")
-    db = tmp_path_factory.mktemp("sample") / "db"
-    ingest([FileSource([SAMPLE])], db)
-    return db
 
 
 def patient(db, name):

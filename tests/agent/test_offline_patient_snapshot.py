@@ -19,8 +19,6 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-import pytest
-
 from fhirqa.agent.backends.offline import OfflineBackend
 from fhirqa.agent.backends.offline.parser import parse
 from fhirqa.agent.backends.offline.summary_plan import named_group, snapshot_kind
@@ -29,8 +27,7 @@ from fhirqa.agent.engine import ask as engine_ask
 from fhirqa.agent.resolver import ConceptResolver
 from fhirqa.agent.tools import tool_specs
 from fhirqa.agent.tools.base import ToolContext
-from fhirqa.sources import FileSource
-from fhirqa.store import Store, ingest
+from fhirqa.store import Store
 
 from .test_offline_ward_questions import condition
 from .test_tools_helpers import FakeRows, med, obs, t
@@ -277,17 +274,6 @@ def test_a_slashed_abbreviation_is_named_as_written():
 # 6. end to end on the committed example patients ----------------------------------------------------------------
 
 SAMPLE_NOW = "2026-06-30T12:00:00Z"
-
-
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory):
-    from tests.conftest import SAMPLE
-
-    if not any(SAMPLE.glob("*.json")):
-        pytest.skip("examples/sample is missing")
-    db = tmp_path_factory.mktemp("sample") / "db"
-    ingest([FileSource([SAMPLE])], db)
-    return db
 
 
 def _rows(db, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:

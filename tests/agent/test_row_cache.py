@@ -5,14 +5,11 @@ from __future__ import annotations
 import copy
 import json
 
-import pytest
-
 from fhirqa.agent import row_cache
 from fhirqa.agent.engine import ask
 from fhirqa.agent.patient_rows import StorePatientRows
 from fhirqa.agent.row_cache import RowCache
-from fhirqa.sources import FileSource
-from fhirqa.store import Store, ingest
+from fhirqa.store import Store
 
 NOW = "2026-06-30T12:00:00Z"
 
@@ -50,17 +47,6 @@ def test_a_newer_generation_drops_the_older_one_and_a_late_reader_cannot_bring_i
     cache.put(("db", 1, "condition", "a"), rows(1))  # a question that started before the ingest
     assert cache.get(("db", 1, "condition", "a")) is None
     assert cache.rows_held == 5
-
-
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory):
-    from tests.conftest import SAMPLE
-
-    if not any(SAMPLE.glob("*.json")):
-        pytest.skip("examples/sample is missing")
-    db = tmp_path_factory.mktemp("sample") / "db"
-    ingest([FileSource([SAMPLE])], db)
-    return db
 
 
 def snapshot(cache: RowCache) -> str:
