@@ -129,6 +129,44 @@ def test_a_total_since_admission_sums_every_completed_dose_of_the_stay() -> None
     assert ask("total vanc given since admission (mg)", MAR_VIEWS)["answer"] == [sum(r["dose"] for r in _given(VANCO, t(ADMITTED)))]
 
 
+def test_how_much_with_a_cumulative_cue_is_the_total_of_the_current_stay() -> None:
+    # "so far", "has he gotten": no window said, the patient is in a stay now: that stay's completed doses
+    stay_total = sum(r["dose"] for r in _given(VANCO, t(ADMITTED)))
+    for question in ("how much vanc has he gotten so far", "how much vancomycin has he received since admission",
+                     "cumulative vanc so far"):
+        got = ask(question, MAR_VIEWS)
+        assert got["answer"] == [stay_total] == [3500], question
+    assert "this admission" in ask("how much vanc has he gotten so far", MAR_VIEWS)["text"]
+    # never the vancomycin trough, never the last dose alone
+    got = ask("how much heparin has she gotten", MAR_VIEWS)
+    assert got["answer"] == [sum(r["dose"] for r in _given(HEPARIN, t(ADMITTED)))] == [30000]
+    assert "30,000 units" in got["text"] and "MedicationAdministration/hep-0" not in got["cited"]
+
+
+def test_an_amount_over_a_window_said_sums_the_doses_in_it_in_the_unit_asked() -> None:
+    last_day = sum(r["dose"] for r in _given(VANCO, t("2025-06-19T12:00:00")))
+    assert ask("how many mg of vanc in the last 24h", MAR_VIEWS)["answer"] == [last_day] == [1250]
+    got = ask("how many grams of vanco in the last 48 hours", MAR_VIEWS)
+    assert got["answer"] == [sum(r["dose"] for r in _given(VANCO, t("2025-06-18T12:00:00"))) / 1000] == [3.5]
+    assert got["unit"] == "g"
+    assert ask("amount of heparin given yesterday", MAR_VIEWS)["answer"] == [
+        sum(r["dose"] for r in MAR if r["medication_name"] == HEPARIN and r["status"] == "completed"
+            and r["time"].date().isoformat() == "2025-06-19")] == [15000]
+
+
+def test_how_much_with_no_stay_now_and_no_window_is_the_whole_record() -> None:
+    discharged = {**MAR_VIEWS, "encounter": [ENCOUNTERS[0]]}  # only the January stay, long over
+    got = ask("how much heparin has she gotten so far", discharged)
+    assert got["answer"] == [sum(r["dose"] for r in MAR if r["medication_name"] == HEPARIN and r["status"] == "completed")]
+    assert "whole record" in got["text"]
+
+
+def test_how_much_is_she_getting_is_not_a_total() -> None:
+    # the present tense with no window asks for what she is on, not what she has had
+    got = ask("how much heparin is she getting", MAR_VIEWS)
+    assert got["answer"] != [30000]
+
+
 # 3. a drug class or a way of giving asked: the members given recently, whether it runs as an infusion
 
 CLASS_MAR = [*MAR,

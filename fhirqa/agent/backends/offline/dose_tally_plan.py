@@ -1,5 +1,7 @@
-"""A drug's doses counted or summed over a window, asked without "how many" or "how much": "vanco doses so far this
-stay?", "heparin doses past 24 hrs?", "total heparin units since admit", "total vanc given since admission (mg)".
+"""A drug's doses counted or summed over a window: "vanco doses so far this stay?", "heparin doses past 24 hrs?",
+"total heparin units since admit", "total vanc given since admission (mg)", and an amount asked over a window or so
+far: "how many mg of vanc in the last 24h", "how much vanc has he gotten so far" (no window said: the stay the
+patient is in now, else the whole record; "how much heparin is she getting", present tense, is not a total).
 
 A count is the number of completed administrations in the window (``given_doses`` leaves out the ones charted
 not-done, stopped or in error), and 0 when the drug is on file but none fell in it. A total is the sum of those
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -42,8 +45,15 @@ def tally_asked(pq: ParsedQuestion) -> str | None:
     text = " ".join(pq.text.lower().split())
     multi_day = pq.window is not None and (pq.window.anchor is not None or pq.window.start is None
                                            or pq.window.end is None or (pq.window.end - pq.window.start).days >= 1)
-    if _any(spec["total_words"], text) and not _any(spec["per_day"], text) and pq.intent in ("aggregate", "daily_dose", "value") \
-            and multi_day and pq.window is not None and pq.window.anchor != "event" and _drug(pq):
+    summable = not _any(spec["per_day"], text) and pq.intent in ("aggregate", "daily_dose", "value")
+    placed = pq.window is not None and pq.window.anchor != "event"
+    if summable and _any(spec["total_words"], text) and multi_day and placed and _drug(pq):
+        return SUM
+    # "how much vanc has he gotten so far", "how many mg of vanc in the last 24h", "amount of heparin given today":
+    # an amount over a window said, or over the stay so far (one given day stays a total of that day's doses)
+    amount = _any(spec["amount_words"], text)
+    if summable and not pq.comparison and (amount or _any(spec["total_words"], text)) and _drug(pq) and (
+            (placed and amount) or (pq.window is None and _any(spec["cumulative_words"], text))):
         return SUM
     counted = re.search(rf"\b(?:{_phrase(spec['count_nouns'])})\b", text)
     windowed = pq.window is not None or re.search(rf"\b(?:{_phrase(spec['needs_window_or'])})\b", text)
@@ -89,6 +99,7 @@ def _plan_total(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], bool]:
         _asked_unit,
         _no_stay,
         _with_unit,
+        current_stay,
         final,
         find_records,
         windowed,
@@ -111,8 +122,12 @@ def _plan_total(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], bool]:
         if undone.get("count"):
             given = yield ("filter_by_value", {"records": handle, "op": "!=", "value": status, "field": "status"})
             handle = given.get("handle") or handle
+    if pq.window is None:  # "so far" with no window: this stay when the patient is in one now, else the whole record
+        stay = yield from current_stay(pq)
+        if stay is not None and pq.now is not None and stay.end is not None and stay.end >= pq.now:
+            pq.window = replace(stay, label=f"so far this admission ({stay.start.date() if stay.start else '?'})")
     scoped = yield from windowed(pq, handle)
-    label = pq.window.label if pq.window else ""
+    label = pq.window.label if pq.window else "in the whole record"
     if scoped.get("no_stay"):
         yield _no_stay(pq, f"{drug} doses")
         return True
@@ -124,6 +139,7 @@ def _plan_total(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], bool]:
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # 30000 units, not 3e+04
     shown = f"{value:,} {unit or ''}".strip() if isinstance(value, int) else _with_unit(value, unit)
-    yield final([value], f"Total {drug} given {label}: {shown} over {total.get('n', '?')} completed "
-                         f"administrations (doses charted as not given are left out).", unit=unit)
+    n = total.get("n", "?")
+    yield final([value], f"Total {drug} given {label}: {shown} over {n} completed "
+                         f"administration{'' if n == 1 else 's'} (doses charted as not given are left out).", unit=unit)
     return True

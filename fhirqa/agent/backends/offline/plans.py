@@ -63,7 +63,9 @@ def _iso(moment: datetime | None) -> str | None:
 
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+        if abs(value) < 1e4:
+            return f"{value:.4g}"
+        return f"{value:.0f}" if abs(value) < 1e6 else f"{value:,.0f}"  # 15000 units, never 1.5e+04
     return str(value)
 
 
