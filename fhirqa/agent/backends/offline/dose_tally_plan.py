@@ -64,21 +64,28 @@ def tally_asked(pq: ParsedQuestion) -> str | None:
 
 
 def _drug(pq: ParsedQuestion) -> str:
-    """The drug's words: the parsed item without dose units ("heparin units") and tally words; "" when it names
-    no drug the lexicon knows and the question did not read it as a medication."""
+    """The drug the tally is of ("" when the question names none): see :func:`drug_named`."""
+    return drug_named(pq, _spec()["filler"])
+
+
+def drug_named(pq: ParsedQuestion, filler: list[str], *, medication_cued: bool = False) -> str:
+    """The drug's words: the parsed item without dose units ("heparin units") and the ``filler`` words; "" when it
+    names no drug the lexicon knows and neither the question (``med_kind``, its lexicon views) nor the caller
+    (``medication_cued``: "dosing", "regimen" can only be said of a drug) read it as a medication."""
     from fhirqa.agent.backends.offline.plans import _unit_table
     from fhirqa.agent.lexicon import Lexicon
 
     units = set(_unit_table()[0]) | {"units", "unit", "mg", "g", "mcg", "grams", "milligrams"}
-    filler = set(_spec()["filler"])
-    words = [w for w in re.findall(r"[a-z0-9][a-z0-9\-/]*", (pq.entity or "").lower()) if w not in units and w not in filler]
+    dropped = set(filler)
+    words = [w for w in re.findall(r"[a-z0-9][a-z0-9\-/]*", (pq.entity or "").lower()) if w not in units and w not in dropped]
     if not words:
         return ""
     phrase = " ".join(words)
     known = Lexicon.load().drug_phrase(words)
     if known:
         return known
-    return phrase if pq.med_kind == "administration" or pq.lexicon_views[:1] == ["medication"] else ""
+    cued = medication_cued or pq.med_kind == "administration" or pq.lexicon_views[:1] == ["medication"]
+    return phrase if cued else ""
 
 
 def plan_tally(pq: ParsedQuestion, kind: str) -> Generator[Call, dict[str, Any], bool]:

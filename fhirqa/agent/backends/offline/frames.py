@@ -41,6 +41,7 @@ from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.purpose_plan import ask_as_class, purpose_class
 from fhirqa.agent.backends.offline.records_plan import plan_records
 from fhirqa.agent.backends.offline.records_plan import route as record_route
+from fhirqa.agent.backends.offline.regimen_plan import plan_regimen, regimen_asked
 from fhirqa.agent.backends.offline.repletion_plan import plan_repletion, repletion_question
 from fhirqa.agent.backends.offline.series_plan import plan_series, series_asked
 from fhirqa.agent.backends.offline.summary_plan import (
@@ -141,6 +142,8 @@ FRAMES: tuple[Frame, ...] = (
     Frame("held doses", not_given_question, plan_not_given, may_pass=True),
     # "vanco doses so far this stay?", "total heparin units since admit"
     Frame("dose tally", tally_asked, plan_tally, may_pass=True),
+    # "vanc dosing?", "how often is he getting heparin?", "q12 or q8?": the latest order's dose, route and frequency
+    Frame("regimen", regimen_asked, plan_regimen, may_pass=True),
     # after the tally ("insulin doses so far this stay?" counts a class's doses): "abx?", "heparin gtt?"
     Frame("drug class", class_asked, plan_drug_class, may_pass=True),
     # "how many days has she been on vanc?": the drug's latest course of doses
