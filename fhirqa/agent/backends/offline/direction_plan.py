@@ -36,6 +36,7 @@ class Direction:
     previous: bool  # compare the latest result with the one before it (else the window's first and last)
     entity: str  # the item, without the direction words
     verdict: bool = False  # a choice between better and worse (not higher and lower)
+    recent: bool = False  # "is his Cr rising?", "hgb dropping?": now, i.e. over this stay or against the result before
 
 
 @lru_cache(maxsize=1)
@@ -56,7 +57,9 @@ def direction_question(pq: ParsedQuestion) -> Direction | None:
             "after_drug", "count", "aggregate", "time_of", "time_since", "threshold"):
         return None
     text = " ".join(re.sub(r"[?!,;()]", " ", pq.text.lower().replace("’", "'")).split())
-    if not re.match(r"^(?:did|has|have|is|are|was|were|do|does|am)\b", text) or re.search(r"\bhow (?:much|many)\b", text):
+    # "hgb dropping?", "cr bumped?": a direction word ending the question asks yes or no as "is it …?" does
+    bare = re.search(rf"\b(?:{_alt([*spec['up'], *spec['down']])})\W*$", text) is not None
+    if not (bare or re.match(r"^(?:did|has|have|is|are|was|were|do|does|am)\b", text)) or re.search(r"\bhow (?:much|many)\b", text):
         return None  # "how much did it go up" is a change; only yes/no and choice forms are directions
     previous = re.search(rf"\b(?:{_alt(spec['previous'])})\b", text) is not None
     found = {kind: m.start() for kind in ("worse", "better", "up", "down")
@@ -69,14 +72,30 @@ def direction_question(pq: ParsedQuestion) -> Direction | None:
         return None
     if asked in ("worse", "better") and pq.window is None:
         previous = True  # "did my kidney numbers get worse?": than the test before
+    recent = False
     if asked in ("up", "down") and not previous and pq.window is None:
-        return None  # "has his potassium risen?" without a span: the general trend plan reads it
+        # "is his creatinine rising?", "has his K gone up?", "hgb dropping?": now, not since the first result on file
+        recent = True
+        if re.search(rf"\b(?:{_alt(spec.get('sudden', []))})\b", text):
+            previous = True  # "cr bumped?", "hgb dropped?": a step from the result before, not the stay's course
     words = [w for kind in ("up", "down", "worse", "better", "choice", "previous") for w in spec[kind]]
     entity = re.sub(rf"\b(?:{_alt(words)})\b", " ", pq.entity.lower())
     entity = re.sub(r"\b(?:gotten|getting|get|got|go|gone|going|been|compared|to|than|since|my|last|time|or|and)\b", " ", entity)
     entity = " ".join(entity.split())
+    if _names_a_drug(entity):
+        return None  # "did they increase his simvastatin dose?": an order changed, not a result
     verdict = asked == "choice" and bool({"worse", "better"} & set(found)) and not {"up", "down"} & set(found)
-    return Direction(asked, previous, entity, verdict) if entity else None
+    return Direction(asked, previous, entity, verdict, recent) if entity else None
+
+
+def _names_a_drug(entity: str) -> bool:
+    """Whether ``entity`` is a drug or its dose ("simvastatin dose", "insulin"), which has no results to compare."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    words = entity.split()
+    if {"level", "levels", "trough", "troughs", "peak", "concentration"} & set(words):
+        return False  # "vanc level": a result named after the drug
+    return bool({"dose", "doses", "dosage", "dosing"} & set(words)) or bool(Lexicon.load().drug_phrase(words))
 
 
 def _is_panel(entity: str) -> bool:
@@ -98,12 +117,19 @@ def _polarity(name: str) -> str | None:
 def plan_direction(pq: ParsedQuestion, direction: Direction) -> Plan:
     """Find the item's series (each component of a panel: systolic and diastolic), compare the two results of
     each, answer the direction asked."""
-    from fhirqa.agent.backends.offline.plans import final, find_records, item_groups, plan_trend
+    from fhirqa.agent.backends.offline.plans import current_stay, final, find_records, item_groups, plan_trend
 
     located = yield from find_records(pq, views=["observation"], entity=direction.entity, numeric=True)
     if located is None:
         yield final([], f"The record has no {direction.entity} results.", status="no-data")
         return
+    if direction.recent:
+        # in a stay now: its first and last results (5 % rule); otherwise the latest against the one before
+        stay = yield from current_stay(pq)
+        if stay is not None and pq.now is not None and stay.end is not None and stay.end >= pq.now:
+            pq.window = stay
+        else:
+            direction.previous = True
     _, found = located
     groups = item_groups(found.get("items") or [])
     how = str(found.get("resolved_by", ""))
@@ -144,9 +170,12 @@ def _compared(pq: ParsedQuestion, direction: Direction, handle: str) -> Generato
     if not direction.previous:
         filtered = yield from windowed(pq, handle)
         handle = filtered.get("handle") or handle
-        if filtered.get("count") is not None and filtered["count"] < 2:
+        if filtered.get("count") is not None and filtered["count"] < 2 and not direction.recent:
             window = pq.window.label if pq.window else ""
             return f"Fewer than two {direction.entity} results {window}: nothing to compare."
+        if filtered.get("count") is not None and filtered["count"] < 2:  # one result this stay: against the one before
+            direction.previous, pq.window = True, None
+            return (yield from _compared(pq, direction, handle))
         before = _row((yield ("get_by_index", {"records": handle, "index": 0})))
     else:
         count = (yield ("count_values", {"records": handle})).get("count", 0)
