@@ -856,7 +856,7 @@ def g_new_meds(p, rng):
     got = _robust_count(items, now, 12)
     if got is None:
         return None
-    q = pick(["any new meds started in the past year?", "new medications in the last 12 months?",
+    q = pick(["which meds were started in the past year?", "new medications in the last 12 months?",
               "what meds were started in the last year?"])
     return Q(q, "list", sorted({mname(m) for _t, m in got}), "meds/new-year", [r_(m) for _t, m in got], now=now)
 
@@ -897,7 +897,7 @@ def g_new_dx_year(p, rng):
     got = _robust_count(items, now, 12)
     if got is None:
         return None
-    q = pick(["any new diagnoses in the past year?", "new dx in the last 12 months?", "what's been diagnosed in the last year?"])
+    q = pick(["what new diagnoses in the past year?", "new dx in the last 12 months?", "what's been diagnosed in the last year?"])
     return Q(q, "list", sorted({cname(c["code"]) for _t, c in got}), "problems/new-year", [r_(c) for _t, c in got],
              now=now)
 
@@ -915,8 +915,8 @@ def g_new_dx_since_physical(p, rng):
     if any(T(c["onsetDateTime"]).date() == t0.date() for c in cs):
         return None
     got = [c for c in cs if T(c["onsetDateTime"]) > t0]
-    q = pick(["any new diagnoses since {p} last physical?", "new problems since the last annual?",
-              "anything new dx'd since {p} last check-up?"]).format(p=p.p())
+    q = pick(["what new diagnoses since {p} last physical?", "new problems since the last annual?",
+              "what was newly dx'd since {p} last check-up?"]).format(p=p.p())
     return Q(q, "list", sorted({cname(c["code"]) for c in got}), "problems/new-since-physical",
              [r_(c) for c in got] + [r_(vs[-1])], now=now)
 
@@ -956,7 +956,7 @@ def g_allergies(p, rng):
     al = [a for a in p.by["AllergyIntolerance"] if not a.get("recordedDate") or T(a["recordedDate"]) <= now]
     if len(al) != len(p.by["AllergyIntolerance"]):
         return None  # recorded after now: avoid the question
-    q = pick(["allergies?", "any allergies on file?", "what is {s} allergic to?", "NKDA or any allergies?"]).format(s=p.s())
+    q = pick(["allergies?", "which allergies are on file?", "what is {s} allergic to?", "list allergies (or NKDA)"]).format(s=p.s())
     return Q(q, "list", sorted({cname(a["code"]) for a in al}), "social/allergies", [r_(a) for a in al], now=now)
 
 
