@@ -165,3 +165,17 @@ def test_a_medication_list_asked_as_home_meds_or_what_she_is_on_is_the_active_li
 
 def test_we_have_is_not_part_of_the_item():
     assert ask("earliest K+ we have?", VITALS)["answer"] == [5.6]
+
+
+def test_the_hospital_day_counts_the_day_of_admission_as_day_one():
+    admitted = ENCOUNTERS[2]["start_time"]  # the stay that holds now (the November one ended long ago)
+    expected = (NOW.date() - admitted.date()).days + 1
+    for question in ("HD#?", "what hospital day is it", "what day of the admission is it?"):
+        got = ask(question)
+        assert got["answer"] == [expected] == [3], question
+        assert "Encounter/e3" in got["cited"], question
+
+
+def test_no_hospital_day_when_the_patient_is_not_in_a_stay_now():
+    got = ask("HD#?", {**VIEWS, "encounter": ENCOUNTERS[:2]})
+    assert got["status"] == "no-data" and ENCOUNTERS[1]["end_time"].date().isoformat() in got["text"]

@@ -141,7 +141,7 @@ class ParsedQuestion:
     unit: str | None = None  # the unit the answer is asked in ("in grams")
     unit_asked: bool = False  # the unit itself is the answer ("K units?", "in what units is Hgb reported")
     kind_cued: bool = True  # active_check: the words named the kind (problem, taking, allergic); else views decide
-    stay_event: str | None = None  # "discharge" (a stay's end) or "length" (its length of stay): the stay itself is asked
+    stay_event: str | None = None  # "discharge" (a stay's end), "length" (its length of stay), "hospital_day" (its day number)
     around_drug: bool = False  # change: last value before the drug's first start → first value after it
     list_category: str | None = None  # active_list "absent": the category asked to be absent (NKDA: medication)
     notes: list[str] = field(default_factory=list)
@@ -1164,7 +1164,8 @@ def _stay_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     """(event, pattern) for the words that ask about a stay's end or length (lexicon/encounters.json stay_events)."""
     lexicon = _lexicon()
     events = lexicon.data["encounters"].get("stay_events", {}) if lexicon else {}
-    return tuple((event, re.compile(pattern)) for event in ("length", "discharge") for pattern in events.get(event, []))
+    return tuple((event, re.compile(pattern)) for event in ("hospital_day", "length", "discharge")
+                 for pattern in events.get(event, []))
 
 
 def _stay_frame(pq: ParsedQuestion, text: str) -> None:
@@ -1178,14 +1179,15 @@ def _stay_frame(pq: ParsedQuestion, text: str) -> None:
     if event is None:
         return
     pq.stay_event, pq.entity = event, ""
-    if event == "length":
-        pq.intent, pq.time_unit = "stay_length", _unit_word(text) or "days"
+    if event in ("length", "hospital_day"):
+        pq.intent, pq.time_unit = "stay_length", "days" if event == "hospital_day" else _unit_word(text) or "days"
     elif pq.intent not in ("time_of", "time_since", "count", "exists"):
         pq.intent = "time_of"
 
 
 def _stay_event(text: str) -> str | None:
-    """"discharge" or "length" when the words ask about a stay's end or length and name nothing else, else None."""
+    """"discharge", "length" or "hospital_day" when the words ask about a stay's end, length or day number and name
+    nothing else, else None."""
     hits = [event for event, pattern in _stay_patterns() if pattern.search(text)]
     if not hits:
         return None

@@ -1507,6 +1507,9 @@ def plan_stay(pq: ParsedQuestion) -> Plan:
         return
     end = _instant(row.get("end_time"))
     ongoing = end is None or (pq.now is not None and end > pq.now)
+    if pq.stay_event == "hospital_day":
+        yield from _hospital_day(row, ongoing)
+        return
     args: dict[str, Any] = {"start": row["start_time"], "unit": pq.time_unit}
     if not ongoing:
         args["end"] = row["end_time"]
@@ -1514,6 +1517,17 @@ def plan_stay(pq: ParsedQuestion) -> Plan:
     until = "so far (still admitted)" if ongoing else f"to discharge on {_day(row['end_time'])}"
     yield final([length["value"]], f"Length of the {word} stay: {_fmt(length['value'])} {pq.time_unit}, from admission on "
                 f"{_day(row['start_time'])} {until} ({label(row, 'stay')}).", unit=pq.time_unit)
+
+
+def _hospital_day(row: dict[str, Any], ongoing: bool) -> Plan:
+    """Which day of the stay it is now: day 1 is the day of admission (calendar days since it, plus one)."""
+    stay = f"{label(row, 'stay')} admitted {_day(row.get('start_time'))}"
+    if not ongoing:
+        yield final([], f"Not in a stay now: the last one ({stay}) ended on {_day(row.get('end_time'))}.", status="no-data")
+        return
+    since = yield ("calculate_time_offset", {"start": row["start_time"], "unit": "days"})
+    day = since["value"] + 1
+    yield final([day], f"Hospital day {day} ({stay}; day 1 is the day of admission).")
 
 
 def plan_active_list(pq: ParsedQuestion) -> Plan:
