@@ -73,3 +73,10 @@ def test_out_of_hospital_now_is_the_latest_against_the_one_before() -> None:
 def test_a_direction_question_is_never_answered_by_the_test_existing() -> None:
     got = ask("has his potassium risen?", IN_STAY)
     assert got["status"] == "no-data" and got["answer"] == []
+
+
+def test_a_choice_between_directions_or_stable_names_the_trend_not_a_yes_or_no() -> None:
+    # "going up, down or staying stable?" asks which way: the trend's own word, never True/False
+    got = ask("Is his creatinine going up, down or staying stable?", AT_HOME)
+    assert got["answer"] in (["increasing"], ["decreasing"], ["stable"])
+    assert ask("is the hemoglobin rising or stable?", AT_HOME)["answer"] in (["increasing"], ["decreasing"], ["stable"])
