@@ -118,20 +118,24 @@ def _clock(iso: Any) -> str:
     return f"{text[5:10]} {text[11:16]}" if len(text) >= 16 else text[:10]
 
 
+def _n(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
 def _what_was_read(counts: dict[str, int]) -> str:
     """The records the window holds, in words ("24 results, none abnormal; 40 vital signs, no state crossed …")."""
     parts = []
     if counts.get("results"):
-        parts.append(f"{counts['results']} results, none judged abnormal"
+        parts.append(f"{_n(counts['results'], 'result', 'results')}, none judged abnormal"
                      + (f" ({counts['results'] - counts.get('results_judged', 0)} without a flag or range to judge by)"
                         if counts.get("results_judged", 0) < counts["results"] else ""))
     if counts.get("vital_signs"):
-        parts.append(f"{counts['vital_signs']} vital signs, none past a clinical state's threshold")
+        parts.append(f"{_n(counts['vital_signs'], 'vital sign', 'vital signs')}, none past a clinical state's threshold")
     if counts.get("doses_given"):
         prn = "" if counts.get("prn_marked_in_record") else " (the record marks no dose or order PRN)"
-        parts.append(f"{counts['doses_given']} doses given as scheduled, none PRN{prn} and none held")
+        parts.append(f"{_n(counts['doses_given'], 'dose', 'doses')} given as scheduled, none PRN{prn} and none held")
     if counts.get("orders"):
-        parts.append(f"{counts['orders']} orders, none a start, stop or dose change")
+        parts.append(f"{_n(counts['orders'], 'order', 'orders')}, none a start, stop or dose change")
     return "; ".join(parts) or "no results, doses or orders"
 
 
@@ -162,10 +166,11 @@ def plan_events(pq: ParsedQuestion, _: Any = None) -> Generator[Call, dict[str, 
         return
     lines = [f"{_clock(e.get('time'))} {e.get('what')} ({e.get('ref')})" for e in events]
     more = f"; and {total - len(events)} more" if total > len(events) else ""
-    tally = ", ".join(f"{counts[k]} {w}" for k, w in (
-        ("abnormal_results", "abnormal results"), ("states_crossed", "states crossed"), ("prn_doses", "PRN doses"),
-        ("doses_not_given", "doses not given"), ("order_changes", "order changes"), ("procedures", "procedures"),
-        ("encounters", "admissions/discharges"), ("notes", "notes")) if counts.get(k))
+    tally = ", ".join(_n(counts[k], one, many) for k, one, many in (
+        ("abnormal_results", "abnormal result", "abnormal results"), ("states_crossed", "state crossed", "states crossed"),
+        ("prn_doses", "PRN dose", "PRN doses"), ("doses_not_given", "dose not given", "doses not given"),
+        ("order_changes", "order change", "order changes"), ("procedures", "procedure", "procedures"),
+        ("encounters", "admission/discharge", "admissions/discharges"), ("notes", "note", "notes")) if counts.get(k))
     text = f"{'Yes: ' if yes_no else ''}{total} event{'s' if total != 1 else ''} {label}{said} ({tally}): " \
            f"{'; '.join(lines)}{more}."
     yield final([True] if yes_no else [e.get("what") for e in events], text)
@@ -198,7 +203,12 @@ def plan_prn(pq: ParsedQuestion, drug: str) -> Generator[Call, dict[str, Any], N
         return
     if str(found.get("resolved_by", "")).startswith("fuzzy") or (drug and not found.get("count") and found.get("candidates") is not None
                                                                   and "no medication item" in str(found.get("note", ""))):
-        yield final([], f"No {drug} is on file for this patient (no order or dose of it).", status="no-data")
+        # "any PRN haldol o/n?" of a drug never ordered or given: a No (none was given), as for a drug class
+        absent = f"no {drug} is on file for this patient (no order or dose of it)"
+        if pq.intent in ("exists", "count"):
+            yield final([False] if pq.intent == "exists" else [0], f"{'No: ' if pq.intent == 'exists' else 'None: '}{absent}.")
+        else:
+            yield final([], f"{absent[0].upper()}{absent[1:]}.", status="no-data")
         return
     if not found.get("prn_marked"):
         yield final([], "The record does not mark any order or dose as needed (PRN): no asNeeded, no PRN reason and "
