@@ -76,6 +76,8 @@ def events_asked(pq: ParsedQuestion) -> bool | None:
         return None
     if _left((pq.entity or "").lower(), spec["asks"], spec["filler"]):
         return None  # "what happened to her K overnight?": an item is asked
+    if pq.category or pq.hinted or pq.list_kind or pq.encounter_class:
+        return None  # "what's new with her labs overnight?": one kind of record is asked, the other plans list it
     return True
 
 
@@ -185,7 +187,11 @@ def prn_asked(pq: ParsedQuestion) -> str | None:
     text = _text(pq)
     if not _said(spec["words"], text) or any(re.search(p, text) for p in spec["not_when"]):
         return None
-    return " ".join(_left((pq.entity or "").lower(), spec["words"], spec["filler"]))
+    from fhirqa.agent.backends.offline.purpose_plan import purpose_named
+
+    drug = " ".join(_left((pq.entity or "").lower(), spec["words"], spec["filler"]))
+    # "any PRN for pain overnight?": the purpose names the class that treats it (lexicon/medication_purposes.json)
+    return purpose_named(drug) or drug
 
 
 def plan_prn(pq: ParsedQuestion, drug: str) -> Generator[Call, dict[str, Any], None]:
