@@ -151,7 +151,7 @@ def test_a_long_list_is_bounded_and_says_how_many_more() -> None:
 def test_a_value_a_state_or_a_drug_in_the_window_is_not_an_events_question() -> None:
     for question in ("what was her K overnight", "was she febrile overnight", "what happened to her K overnight?",
                      "any new meds?", "was tylenol given overnight?", "any events in the notes overnight?",
-                     "what's new with her labs overnight?"):
+                     "what's new with her labs overnight?", "anything new started overnight?"):
         assert events_asked(parse(question, NOW)) is None, question
     assert ask("what was her K overnight")["answer"] == [5.9]
     febrile = ask("was she febrile overnight")

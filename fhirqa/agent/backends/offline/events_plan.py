@@ -76,9 +76,21 @@ def events_asked(pq: ParsedQuestion) -> bool | None:
         return None
     if _left((pq.entity or "").lower(), spec["asks"], spec["filler"]):
         return None  # "what happened to her K overnight?": an item is asked
-    if pq.category or pq.hinted or pq.list_kind or pq.encounter_class:
-        return None  # "what's new with her labs overnight?": one kind of record is asked, the other plans list it
+    if pq.category or pq.hinted or pq.list_kind or pq.encounter_class or pq.med_kind or (
+            pq.aggregate is not None and (pq.aggregate != "started" or _starts(text))):
+        # "what's new with her labs overnight?", "anything new started in the past 3 months?": one kind of record or
+        # one reading of it is asked, which the other plans answer ("anything new" alone is read as a start too)
+        return None
     return True
+
+
+def _starts(text: str) -> bool:
+    """The question says a start word of ``started_in_window`` (lexicon/question_phrases.json) other than an ``asks``
+    phrase's own "new": "anything new started …" asks what was started."""
+    from fhirqa.project import lexicon_file
+
+    asked = re.sub(rf"(?<![\w/])(?:{_alt(_spec()['asks'])})(?![\w/])", " ", text)
+    return _said(lexicon_file("question_phrases.json")["started_in_window"]["verbs"], asked)
 
 
 def _window(pq: ParsedQuestion, hours: int) -> Generator[Call, dict[str, Any], tuple[Any, str]]:
