@@ -111,6 +111,7 @@ def test_the_same_frame_reads_other_phrasings_and_windows() -> None:
     night = ask("o/n events")["answer"]
     assert ask("what happened overnight?")["answer"] == night
     assert ask("update on bed 12 since last night")["answer"] == night
+    assert ask("how was her night?")["answer"] == night  # the night its words name
     # since 03:00 today: only what came after
     after = ask("what did I miss since 3am?")
     assert "Observation/t-2" not in after["text"] and "DocumentReference/rn" in after["text"]

@@ -72,9 +72,11 @@ def events_asked(pq: ParsedQuestion) -> bool | None:
     if pq.intent not in _INTENTS or pq.comparison is not None:
         return None
     text = _text(pq)
-    if not _said(spec["asks"], text):
+    implied = _implied(pq)
+    if not _said(spec["asks"], text) and implied is None:
         return None
-    if _left((pq.entity or "").lower(), spec["asks"], spec["filler"]):
+    words = [*spec["asks"], *(implied.split() if implied else []), "night"] if implied else spec["asks"]
+    if _left((pq.entity or "").lower(), words, spec["filler"]):
         return None  # "what happened to her K overnight?": an item is asked
     if pq.category or pq.hinted or pq.list_kind or pq.encounter_class or pq.med_kind or (
             pq.aggregate is not None and (pq.aggregate != "started" or _starts(text))):
@@ -82,6 +84,14 @@ def events_asked(pq: ParsedQuestion) -> bool | None:
         # one reading of it is asked, which the other plans answer ("anything new" alone is read as a start too)
         return None
     return True
+
+
+def _implied(pq: ParsedQuestion) -> str | None:
+    """The window phrase an ``implies`` phrase names ("how was her night?": overnight), when no window was read."""
+    if pq.window is not None:
+        return None
+    text = _text(pq)
+    return next((window for pattern, window in _spec().get("implies", {}).items() if re.search(pattern, text)), None)
 
 
 def _starts(text: str) -> bool:
@@ -101,6 +111,12 @@ def _window(pq: ParsedQuestion, hours: int) -> Generator[Call, dict[str, Any], t
 
     assert pq.now is not None
     window = pq.window
+    implied = _implied(pq)
+    if implied is not None:  # "how was her night?": the window its words name
+        from fhirqa.agent.backends.offline.timephrases import find_window
+
+        found = find_window(implied, pq.now)
+        window = found.window if found is not None else None
     if window is None:
         return Window(pq.now - timedelta(hours=hours), pq.now, f"in the last {hours} hours"), \
             f" (no time was asked: the last {hours} hours)"
