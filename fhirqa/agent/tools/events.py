@@ -105,7 +105,8 @@ def _fmt(value: Any, unit: Any = None) -> str:
     return _with_unit(value, str(unit) if unit else None)
 
 
-def _results(ctx: ToolContext, rows: list[dict[str, Any]]) -> tuple[list[tuple[datetime, dict[str, Any], dict[str, Any]]], int]:
+def _results(ctx: ToolContext, rows: list[tuple[datetime, dict[str, Any]]]
+             ) -> tuple[list[tuple[datetime, dict[str, Any], dict[str, Any]]], int]:
     """Results of the window judged outside their normal range: (time, row, event) and how many were judged."""
     # the normality plan's own judgement (flag, the record's range, the usual range), not a second copy of it
     from fhirqa.agent.backends.offline.normality_plan import judge
@@ -238,12 +239,12 @@ def window_events(ctx: ToolContext, start: str | None = None, end: str | None = 
     for key, word in (("started", "started"), ("dose_changed", "dose changed"), ("stopped", "stopped"),
                       ("finished", "finished")):
         for entry in changes.get(key, []):
-            moment = as_time(entry.get("time"))
-            if moment is None:
+            when = as_time(entry.get("time"))
+            if when is None:
                 continue
             extra = f" (from {entry['from']})" if entry.get("from") else ""
             order_events += 1
-            found.append((moment, "", {"ref": entry.get("ref")}, f"order {word}",
+            found.append((when, "", {"ref": entry.get("ref")}, f"order {word}",
                           f"{entry.get('name')} {word}: {entry.get('order')}{extra}", None))
     counts["order_changes"] = order_events
     # procedures, encounters, notes
@@ -255,14 +256,14 @@ def window_events(ctx: ToolContext, start: str | None = None, end: str | None = 
     counts["encounters"] = 0
     for row in ctx.data.rows("encounter"):
         kind = row.get("class_name") or row.get("class_code") or "encounter"
-        for field, word in (("start_time", "began"), ("end_time", "ended")):
-            moment = inside(row, field)
-            if moment is not None:
+        for edge, word in (("start_time", "began"), ("end_time", "ended")):
+            at = inside(row, edge)
+            if at is not None:
                 counts["encounters"] += 1
                 what = f"{row.get('type_name') or 'encounter'} ({kind}) {word}"
                 if word == "ended" and row.get("discharge_disposition"):
                     what += f", discharged to {row['discharge_disposition']}"
-                found.append((moment, "encounter", row, f"encounter {word}", what, "type_name"))
+                found.append((at, "encounter", row, f"encounter {word}", what, "type_name"))
     notes = [(m, r) for r in ctx.data.rows("note") if (m := inside(r, "time")) is not None]
     counts["notes"] = len(notes)
     for moment, row in notes:
@@ -271,9 +272,9 @@ def window_events(ctx: ToolContext, start: str | None = None, end: str | None = 
     found.sort(key=lambda f: (f[0], f[3], f[4]))
     cap = max(1, min(100, limit or PREVIEW_ROWS))
     listed = []
-    for moment, view, row, kind, what, field in found[:cap]:
+    for moment, view, row, kind, what, cited in found[:cap]:
         if view:
-            listed.append(_event(ctx, view, row, kind, what, moment, field))
+            listed.append(_event(ctx, view, row, kind, what, moment, cited))
         else:  # an order change, cited by medication_changes
             listed.append({"time": iso_time(moment), "kind": kind, "what": what, "ref": str(row.get("ref"))})
     return {"ok": True, "window": {"start": iso_time(low), "end": iso_time(high)}, "count": len(found),

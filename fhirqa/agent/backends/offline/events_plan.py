@@ -260,7 +260,7 @@ def plan_prn(pq: ParsedQuestion, drug: str) -> Generator[Call, dict[str, Any], N
         scoped = yield ("filter_by_date", {"records": handle, **_bounds(window)})
         handle, count = scoped.get("handle"), int(scoped.get("count") or 0)
     if count:
-        given = yield from _given(handle, count)
+        given = yield from _given(str(handle), count)
         handle, count = given["handle"], int(given["count"] or 0)
     if not count:
         if pq.intent == "count":
