@@ -18,7 +18,10 @@ The frames are recognised by the FHIR path's own readers (the same lexicon files
 - **medication changes** and **days of therapy** ("any med changes in the last 6 months?", "was the lisinopril dose
   changed?", "how many days on vanc?"): the FHIR plans run unchanged over the ``medication_changes`` and
   ``medication_courses`` tools, whose rows are the patient's DRUG_EXPOSURE / PRESCRIPTIONS and INPUTEVENTS rows read
-  as the medication view (:class:`~fhirqa.sql.patient_rows.RelationalPatientRows`).
+  as the medication view (:class:`~fhirqa.sql.patient_rows.RelationalPatientRows`);
+- **what happened in a window** and **PRN doses** ("o/n events", "any PRNs overnight?"): the FHIR plan of
+  :mod:`~fhirqa.agent.backends.offline.events_plan` over the ``window_events`` tool and the medication rows, the
+  patient's rows read as the views.
 
 Every row these steps read is cited with its table and row key, in the same evidence list as the SQL writer's.
 """
@@ -231,6 +234,24 @@ def medication_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final
     result = tools.drive(steps)
     return result if isinstance(result, dict) else None
 
+
+# -- events in a window, PRN doses --------------------------------------------------------------------------------
+def events_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | None:
+    """"o/n events", "what happened overnight?", "any PRNs overnight?": the FHIR plans over the patient's rows (the
+    window already placed by the caller); None for other questions."""
+    from fhirqa.agent.backends.offline.events_plan import events_asked, plan_events, plan_prn, prn_asked
+
+    events = events_asked(pq)
+    drug = prn_asked(pq) if events is None else None
+    if events is None and drug is None:
+        return None
+    tools = tools_for(data, person)
+    if tools is None:
+        return None
+    if pq.now is None:
+        pq.now = data.now
+    result = tools.drive(plan_events(pq) if events is not None else plan_prn(pq, drug or ""))
+    return result if isinstance(result, dict) else None
 
 
 # -- a result's values ------------------------------------------------------------------------------------------

@@ -451,6 +451,9 @@ def _answer_placed(compiler: Compiler, state: dict[str, Any] | None, data: SqlPa
     pq = compiler.pq
     if state is not None:
         return frames.clinical_state(pq, data, state, lambda asked: _compiler(asked, data, person))
+    happened = frames.events_frame(pq, data, person)  # "o/n events", "any PRNs overnight?": the window's events
+    if happened is not None:
+        return happened
     values = frames.result_frame(pq, data, person)  # "is his K normal?", "list his potassiums": a result's values
     if values is not None:
         return values

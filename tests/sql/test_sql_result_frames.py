@@ -51,3 +51,11 @@ def test_whether_the_latest_value_is_high_uses_the_usual_range(db):
 def test_a_listed_run_of_values_in_time_order(db):
     answer = ask_sql("list his systolic pressures", patient_id="10006", now=NOW, connection=str(db))
     assert answer.answer == [v for _, _, v in charted(db)]
+
+
+def test_overnight_events_read_the_charted_values_as_the_fhir_path_does(db):
+    night = [(rid, v) for rid, when, v in charted(db) if "2164-10-24 19:00" <= when <= "2164-10-25 07:00"]
+    low = min(night, key=lambda row: row[1])
+    answer = ask_sql("o/n events", patient_id="10006", now=NOW, connection=str(db))
+    assert low[1] < 90 and "hypotensive" in answer.text  # the bedside threshold of lexicon/clinical_states.json
+    assert f"chartevents/{low[0]}" in {e.ref.lower() for e in answer.evidence}

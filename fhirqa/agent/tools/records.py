@@ -40,9 +40,10 @@ def _category_matches(value: Any, wanted: str) -> bool:
 
 def get_resources(ctx: ToolContext, view: str, item: str | None = None, codes: list[str] | None = None,
                   kind: str | None = None, category: str | None = None,
-                  fields: list[str] | None = None, numeric: bool = False) -> dict[str, Any]:
+                  fields: list[str] | None = None, numeric: bool = False, as_needed: bool = False) -> dict[str, Any]:
     """The patient's rows of ``view``, optionally narrowed to an item, codes, a medication kind, a category,
-    or (``numeric``) to rows with a number in the view's value field."""
+    (``numeric``) to rows with a number in the view's value field, or (``as_needed``) to medication rows given or
+    ordered as needed (PRN: :func:`fhirqa.agent.tools.events.as_needed`)."""
     meta = info(view)
     if fields:
         shown_fields(RecordSet(view, [], ""), fields)  # a bad field is reported before any work
@@ -83,6 +84,18 @@ def get_resources(ctx: ToolContext, view: str, item: str | None = None, codes: l
             raise ToolError(f"view {view} has no category field; drop category=")
         rows = [r for r in rows if _category_matches(r.get(meta.category_field), category)]
         steps.append(f"{meta.category_field} = {category}")
+    prn_on_file = None
+    if as_needed:
+        from fhirqa.agent.tools.events import as_needed as prn
+        from fhirqa.agent.tools.events import orders_by_ref, prn_marked
+
+        if view != "medication":
+            raise ToolError(f"as_needed applies to the medication view only, not {view}")
+        every = list(ctx.data.rows(view))
+        orders = orders_by_ref(every)
+        rows = [r for r in rows if prn(r, orders) is not None]
+        prn_on_file = prn_marked(every)
+        steps.append("as needed (PRN)")
     # Rows retracted at the source are not facts about the patient; drop them but say so.
     kept = [r for r in rows if r.get("status") != ENTERED_IN_ERROR]
     retracted = len(rows) - len(kept)
@@ -94,6 +107,9 @@ def get_resources(ctx: ToolContext, view: str, item: str | None = None, codes: l
         out["resolved_by"] = resolution.how
     if retracted:
         out["excluded_entered_in_error"] = retracted
+    if prn_on_file is not None:
+        # 0: the record never writes PRN (no asNeeded, no 'PRN'/'as needed' sig), so none found says nothing
+        out["prn_marked"] = prn_on_file
     if not kept:
         out.update(_nothing_found(ctx, view, item, resolution, before_filters))
     return out

@@ -11,6 +11,7 @@ from fhirqa.agent.tools.base import Tool, ToolContext, ToolError, ToolFunction
 from fhirqa.agent.tools.compute import aggregate, count_values, find_extreme
 from fhirqa.agent.tools.consistency import check_note_consistency
 from fhirqa.agent.tools.courses import medication_courses
+from fhirqa.agent.tools.events import window_events
 from fhirqa.agent.tools.filters import filter_by_date, filter_by_value
 from fhirqa.agent.tools.final import final_answer
 from fhirqa.agent.tools.lookup import find_patient
@@ -33,7 +34,7 @@ FUNCTIONS: dict[str, ToolFunction] = {
         get_resources, filter_by_date, filter_by_value, sort_records, get_by_index, extract_field_value,
         find_extreme, aggregate, count_values, compare_values, calculate_difference, calculate_time_offset,
         combine_evidence, final_answer, find_patient, find_in_notes, search_notes, check_note_consistency,
-        medication_changes, medication_courses, list_notes,
+        medication_changes, medication_courses, list_notes, window_events,
     )
 }
 

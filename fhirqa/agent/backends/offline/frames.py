@@ -31,6 +31,7 @@ from fhirqa.agent.backends.offline.dose_status_plan import not_given_question, p
 from fhirqa.agent.backends.offline.dose_tally_plan import plan_tally, tally_asked
 from fhirqa.agent.backends.offline.drug_class_plan import class_asked, plan_drug_class
 from fhirqa.agent.backends.offline.due_plan import due_question, plan_due
+from fhirqa.agent.backends.offline.events_plan import events_asked, plan_events, plan_prn, prn_asked
 from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_growth
 from fhirqa.agent.backends.offline.indication_plan import indication_asked, plan_indication
 from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_medication_changes
@@ -108,6 +109,10 @@ FRAMES: tuple[Frame, ...] = (
     Frame("consistency", _consistency, lambda pq, _: plan_consistency(pq)),
     # "summarize her notes", "notes since Monday", "who wrote the last note?": the notes as documents
     Frame("notes as documents", notes_asked, plan_note_list),
+    # "o/n events", "what happened overnight?", "anything new since 7a?": every kind of event in the window
+    Frame("events in a window", events_asked, plan_events),
+    # "any PRNs overnight?", "how many PRN tylenol doses since admit?": the doses given as needed
+    Frame("PRN doses", prn_asked, plan_prn),
     # "is she on anything for pain?": the same question about the class that treats it
     Frame("purpose", purpose_class, _rewrite(ask_as_class), may_pass=True),
     # "how many times was K replaced?", "mag repleted today?": the salts' administrations

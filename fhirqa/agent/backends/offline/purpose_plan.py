@@ -35,6 +35,11 @@ def purpose_class(pq: ParsedQuestion) -> str | None:
     return None
 
 
+def purpose_named(phrase: str) -> str | None:
+    """The drug class that treats ``phrase`` when it is a purpose the lexicon knows ("pain": analgesic), else None."""
+    return _spec()[1].get(" ".join(phrase.lower().split()))
+
+
 def ask_as_class(pq: ParsedQuestion, drug_class: str) -> None:
     """Turn ``pq`` into the same question about ``drug_class``: whether one is active, or which are."""
     pq.entity, pq.list_kind, pq.views = drug_class, "medication", ["medication"]
