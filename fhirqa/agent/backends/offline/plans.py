@@ -247,6 +247,8 @@ def current_stay(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Any]:
     stays: list[dict[str, Any]] = []
     for code in STAY_CLASSES:
         of_class = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": code, "field": "class_code"})
+        if of_class.get("count") and pq.now is not None:  # a stay that starts after the question's time is not known yet
+            of_class = yield ("filter_by_date", {"records": of_class["handle"], "end": _iso(pq.now), "field": "start_time"})
         if of_class.get("count"):
             latest = yield ("get_by_index", {"records": of_class["handle"], "index": -1, "order_by": "start_time"})
             if _row(latest).get("start_time"):

@@ -34,7 +34,7 @@ _FIRST = re.compile(r"\b(?:first|earliest|1st)\b")
 class VisitQuestion:
     """A question about the diagnoses of a visit ("dx"), or a count of visits since another ("since")."""
 
-    kind: str  # "dx" | "since"
+    kind: str  # "dx" | "since" | "when" | "reason"
     visit_class: str | None  # the class of the visit asked about ("EMER"), or CHECKUP
     anchor_class: str | None = None  # "since": the class of the anchoring visit
     first: bool = False  # "when": the first such visit (else the latest)
@@ -79,6 +79,9 @@ def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
                     r"(?:(?P<first>first|earliest)|last|latest|most recent|previous)\s+(?P<what>[\w' -]+?)\s*$", text)
     if when and _visit_class(when.group("what")) == CHECKUP:
         return VisitQuestion("when", CHECKUP, first=when.group("first") is not None)  # "when was my last check up"
+    reason = _reason_spec()
+    if any(re.search(p, text) for p in reason.get("asks", [])) and not any(re.search(p, text) for p in reason.get("not", [])):
+        return VisitQuestion("reason", _visit_class(text), first=_FIRST.search(text) is not None)
     if _DIAGNOSIS.search(text) and not re.search(r"\bwhen\b|\bhow (?:many|long|old)\b|\bever\b", text):
         visit = _visit_class(text)
         if visit is not None:
@@ -86,10 +89,18 @@ def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
     return None
 
 
+def _reason_spec() -> dict[str, Any]:
+    from fhirqa.project import lexicon_file
+
+    return dict(lexicon_file("encounters.json").get("visit_reason") or {})
+
+
 def plan_visit(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
     """Answer a visit question with tool calls (the visit and every condition or visit counted are cited)."""
     if asked.kind == "dx":
         yield from _diagnoses(pq, asked)
+    elif asked.kind == "reason":
+        yield from _reason(pq, asked)
     elif asked.kind == "when":
         yield from _visit_date(pq, asked)
     else:
@@ -148,6 +159,42 @@ def _diagnoses(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
     listed = list(dict.fromkeys(v["value"] if isinstance(v, dict) else v for v in names.get("values", [])))
     yield final(listed, f"At your {which} {what} visit ({day}, {visit.get('type_name') or what}) the diagnoses "
                 f"{how}: {'; '.join(str(n) for n in listed)}.")
+
+
+def _reason(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
+    """Why the visit happened: its own reason, else the diagnoses recorded with it (each cited)."""
+    from fhirqa.agent.backends.offline.plans import STAY_CLASSES, _day, _instant, _row, final
+
+    classes = [asked.visit_class] if asked.visit_class else [*STAY_CLASSES]
+    picked: list[dict[str, Any]] = []
+    for code in classes:
+        visits = yield from _visits(pq, code)
+        if visits.get("count"):
+            index = 0 if asked.first else -1
+            picked.append(_row((yield ("get_by_index", {"records": visits["handle"], "index": index,
+                                                         "order_by": "start_time"}))))
+    dated = [(when, v) for v in picked if (when := _instant(v.get("start_time"))) is not None]
+    what = _label(asked.visit_class) or "hospital or emergency"
+    if not dated:
+        yield final([], f"The record has no {what} visit.", status="no-data")
+        return
+    visit = (min if asked.first else max)(dated, key=lambda d: d[0])[1]
+    day, kind = _day(visit.get("start_time")), visit.get("type_name") or what
+    if visit.get("reason_name"):
+        yield final([visit["reason_name"]], f"{visit['reason_name']}: the reason recorded for the {kind} of {day}.")
+        return
+    conditions = yield ("get_resources", {"view": "condition"})
+    linked = {"count": 0}
+    if conditions.get("count"):
+        linked = yield ("filter_by_value", {"records": conditions["handle"], "op": "==", "value": visit.get("ref"),
+                                            "field": "encounter_ref"})
+    if not linked.get("count"):
+        yield final([], f"The {kind} of {day} records no reason and no diagnosis linked to it.", status="no-data")
+        return
+    names = yield ("extract_field_value", {"records": linked["handle"], "field": "name"})
+    listed = list(dict.fromkeys(v["value"] if isinstance(v, dict) else v for v in names.get("values", [])))
+    yield final(listed, f"The {kind} of {day} records no reason of its own; the diagnoses recorded with it: "
+                f"{'; '.join(str(n) for n in listed)}.")
 
 
 def _since(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:

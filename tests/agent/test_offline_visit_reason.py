@@ -1,0 +1,59 @@
+"""Why a visit happened: "reason for admission", "why was he admitted?", "admitting dx?", "what brought her in?".
+
+The answer is the visit's own reason (Encounter.reasonCode, the encounter view's ``reason_name``), else the
+diagnoses recorded with that visit; the visit is the latest (or first) of the class the words name, an inpatient
+or emergency visit when none is named, and never one after the question's time. Never the admission's date,
+never a lab that happens to be charted that day. The gold of each test is computed from the rows below.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from .test_offline_patient_snapshot import encounter
+from .test_offline_ward_questions import condition
+from .test_tools_helpers import obs, offline_answer
+
+NOW = datetime(2025, 7, 19, 18, 0, tzinfo=UTC)
+VISITS = [
+    encounter("ed1", "EMER", "Emergency department visit", "50849002", "2022-12-21T12:00:00", reason="Atypical chest pain"),
+    encounter("imp1", "IMP", "Inpatient admission", "32485007", "2023-03-02T10:00:00", "2023-03-06T10:00:00"),
+    encounter("imp2", "IMP", "Inpatient admission", "32485007", "2025-07-15T14:00:00", "2025-07-21T10:00:00",
+              reason="Sepsis secondary to urinary tract infection"),
+    # after the question's time: not yet known
+    encounter("ed2", "EMER", "Emergency department visit", "50849002", "2025-08-01T12:00:00", reason="Fall"),
+]
+PNEUMONIA = {**condition("pna", "Pneumonia", "2023-03-02T10:00:00"), "encounter_ref": "Encounter/imp1"}
+VIEWS: dict[str, list[dict[str, Any]]] = {
+    "encounter": VISITS, "condition": [PNEUMONIA],
+    "observation": [obs("k", "Potassium", 4.4, "2025-07-15T15:00:00", unit="mmol/L", code="2823-3")]}
+
+
+def ask(question: str, views: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    return offline_answer(question, views or VIEWS, NOW)
+
+
+def test_the_reason_for_admission_is_the_stays_own_reason() -> None:
+    current = VISITS[2]
+    for question in ("reason for admission", "why was he admitted?", "admitting dx?", "what brought him in?",
+                     "what was he admitted for?"):
+        got = ask(question)
+        assert got["answer"] == [current["reason_name"]], question
+        assert "Encounter/imp2" in got["cited"], question
+
+
+def test_the_class_named_picks_the_visit_and_a_later_one_is_not_known_yet() -> None:
+    got = ask("reason for his last ED visit")
+    assert got["answer"] == [VISITS[0]["reason_name"]] and "Encounter/ed2" not in got["cited"]
+
+
+def test_a_visit_without_a_reason_gives_the_diagnoses_recorded_with_it() -> None:
+    got = ask("reason for the first admission?")
+    assert got["answer"] == [PNEUMONIA["name"]] and "records no reason of its own" in got["text"]
+    assert "Condition/pna" in got["cited"]
+
+
+def test_dates_and_values_on_admission_keep_their_own_readings() -> None:
+    assert ask("when was he admitted")["answer"] != [VISITS[2]["reason_name"]]
+    assert ask("K on admission")["answer"] == [4.4]
