@@ -34,10 +34,11 @@ _FIRST = re.compile(r"\b(?:first|earliest|1st)\b")
 class VisitQuestion:
     """A question about the diagnoses of a visit ("dx"), or a count of visits since another ("since")."""
 
-    kind: str  # "dx" | "since" | "when" | "reason"
+    kind: str  # "dx" | "since" | "when" | "field"
     visit_class: str | None  # the class of the visit asked about ("EMER"), or CHECKUP
     anchor_class: str | None = None  # "since": the class of the anchoring visit
     first: bool = False  # "when": the first such visit (else the latest)
+    field: str = ""  # "field": the encounter view's field asked ("reason_name", "practitioner" …)
 
 
 CHECKUP = "CHECKUP"  # check-ups are found by their type's words, not a class
@@ -79,9 +80,11 @@ def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
                     r"(?:(?P<first>first|earliest)|last|latest|most recent|previous)\s+(?P<what>[\w' -]+?)\s*$", text)
     if when and _visit_class(when.group("what")) == CHECKUP:
         return VisitQuestion("when", CHECKUP, first=when.group("first") is not None)  # "when was my last check up"
-    reason = _reason_spec()
-    if any(re.search(p, text) for p in reason.get("asks", [])) and not any(re.search(p, text) for p in reason.get("not", [])):
-        return VisitQuestion("reason", _visit_class(text), first=_FIRST.search(text) is not None)
+    fields = _fields_spec()
+    if not any(re.search(p, text) for p in fields.get("not", [])):
+        for field, spec in fields.get("fields", {}).items():
+            if any(re.search(p, text) for p in spec["asks"]):
+                return VisitQuestion("field", _visit_class(text), first=_FIRST.search(text) is not None, field=field)
     if _DIAGNOSIS.search(text) and not re.search(r"\bwhen\b|\bhow (?:many|long|old)\b|\bever\b", text):
         visit = _visit_class(text)
         if visit is not None:
@@ -89,18 +92,18 @@ def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
     return None
 
 
-def _reason_spec() -> dict[str, Any]:
+def _fields_spec() -> dict[str, Any]:
     from fhirqa.project import lexicon_file
 
-    return dict(lexicon_file("encounters.json").get("visit_reason") or {})
+    return dict(lexicon_file("encounters.json").get("visit_fields") or {})
 
 
 def plan_visit(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
     """Answer a visit question with tool calls (the visit and every condition or visit counted are cited)."""
     if asked.kind == "dx":
         yield from _diagnoses(pq, asked)
-    elif asked.kind == "reason":
-        yield from _reason(pq, asked)
+    elif asked.kind == "field":
+        yield from _field(pq, asked)
     elif asked.kind == "when":
         yield from _visit_date(pq, asked)
     else:
@@ -161,8 +164,9 @@ def _diagnoses(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
                 f"{how}: {'; '.join(str(n) for n in listed)}.")
 
 
-def _reason(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
-    """Why the visit happened: its own reason, else the diagnoses recorded with it (each cited)."""
+def _field(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
+    """What the visit's record says in the field asked (why, who, where); a missing reason falls back to the
+    diagnoses recorded with the visit (each cited)."""
     from fhirqa.agent.backends.offline.plans import STAY_CLASSES, _day, _instant, _row, final
 
     classes = [asked.visit_class] if asked.visit_class else [*STAY_CLASSES]
@@ -180,8 +184,16 @@ def _reason(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
         return
     visit = (min if asked.first else max)(dated, key=lambda d: d[0])[1]
     day, kind = _day(visit.get("start_time")), visit.get("type_name") or what
-    if visit.get("reason_name"):
-        yield final([visit["reason_name"]], f"{visit['reason_name']}: the reason recorded for the {kind} of {day}.")
+    said = _fields_spec()["fields"][asked.field]["what"]
+    ends = _instant(visit.get("end_time"))
+    if asked.field == "discharge_disposition" and pq.now is not None and (ends is None or ends > pq.now):
+        yield final([], f"Not discharged yet: the {kind} of {day} is still going on.", status="no-data")
+        return
+    if visit.get(asked.field):
+        yield final([visit[asked.field]], f"{visit[asked.field]}: {said} the {kind} of {day}.")
+        return
+    if asked.field != "reason_name":
+        yield final([], f"The {kind} of {day} records no {said.split(' ', 2)[1]}.", status="no-data")
         return
     conditions = yield ("get_resources", {"view": "condition"})
     linked = {"count": 0}
