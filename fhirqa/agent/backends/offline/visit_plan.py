@@ -81,10 +81,13 @@ def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
     if when and _visit_class(when.group("what")) == CHECKUP:
         return VisitQuestion("when", CHECKUP, first=when.group("first") is not None)  # "when was my last check up"
     fields = _fields_spec()
-    if not any(re.search(p, text) for p in fields.get("not", [])):
+    named = _visit_class(text)
+    # "who saw her at the last visit?" is any visit's (the coded facts of the last visit); this frame reads stays
+    stays_only = named is not None or not re.search(r"\b(?:visits?|seen|appointments?|encounters?)\b", text)
+    if stays_only and not any(re.search(p, text) for p in fields.get("not", [])):
         for field, spec in fields.get("fields", {}).items():
             if any(re.search(p, text) for p in spec["asks"]):
-                return VisitQuestion("field", _visit_class(text), first=_FIRST.search(text) is not None, field=field)
+                return VisitQuestion("field", named, first=_FIRST.search(text) is not None, field=field)
     if _DIAGNOSIS.search(text) and not re.search(r"\bwhen\b|\bhow (?:many|long|old)\b|\bever\b", text):
         visit = _visit_class(text)
         if visit is not None:
