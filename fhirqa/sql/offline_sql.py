@@ -211,6 +211,10 @@ class Compiler:
         groups = [self.found.items] if one_concept or not self.found.items else item_groups(self.found.items)
         if one_concept and len(self.found.items) > 1:
             groups = self.component_groups(self.found.items) or groups
+        if not self.pq.entity and got.view == "observation":
+            # "labs before the MI", "latest labs": a kind of result, no item named: each test's value in the window,
+            # as the FHIR plan answers it (every analyte, names of one analyte together)
+            groups = item_groups([name for name, _ in self.data.distinct_names(got)]) or groups
         index = 0 if self.pq.position == "first" else -1
         answers, parts, unit = [], [], None
         for group in groups:
@@ -445,11 +449,15 @@ def _encounter_class_named(pq: ParsedQuestion) -> str | None:
 def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None) -> Final:
     """Answer ``pq`` over ``data`` (``person``: the patient's demographics, for age and demographic questions)."""
     from fhirqa.agent.backends.offline.clinical_state_plan import state_asked
+    from fhirqa.agent.backends.offline.summary_plan import named_group
     from fhirqa.sql import frames
     from fhirqa.sql.offline_intents import encounter_diagnoses
     from fhirqa.sql.reading import STAY_ANCHORS, diagnosis_question
 
     state = state_asked(pq)  # "is she febrile?" is one state, before "febrile and tachycardic" is two items
+    group = named_group(pq) if state is None else None
+    if group is not None:  # "vitals before the MI", "latest vitals": the group of results is the item, as on the FHIR path
+        pq.entity = group
     if state is None:
         several = frames.several_items(pq, data, lambda part: compile_and_answer(part, data, person))
         if several is not None:  # "last K and Mg?": each item asked, the answers joined

@@ -122,3 +122,25 @@ def test_a_diagnosis_dated_by_its_stay_is_dated_by_a_charted_row_of_the_stay(omo
     answer = ask_sql("when was he first diagnosed with atrial fibrillation?", patient_id="1", now="2020-06-01T00:00:00Z",
                      connection=str(omop))
     assert [str(a)[:10] for a in answer.answer] == [charted[0][0][:10]]
+
+
+def test_labs_before_the_mi_are_each_tests_last_value_before_it(mimic):
+    (admitted,) = rows(mimic, "SELECT a.ADMITTIME FROM DIAGNOSES_ICD d JOIN ADMISSIONS a ON a.HADM_ID = d.HADM_ID "
+                              "WHERE d.SUBJECT_ID = 10006 AND d.ICD9_CODE = '41071'")[0]
+    latest: dict[int, float] = {}
+    for item, value in rows(mimic, "SELECT ITEMID, VALUENUM FROM LABEVENTS WHERE SUBJECT_ID = 10006 AND CHARTTIME < ? "
+                                   "ORDER BY CHARTTIME", admitted):
+        latest[item] = value
+    answer = ask_sql("labs before the MI", patient_id="10006", now=NOW, connection=str(mimic))
+    assert sorted(answer.answer) == sorted(latest.values())
+    assert f"({admitted[:10]})" in answer.text and "Subendocardial infarction" in answer.text
+
+
+def test_vitals_before_the_mi_are_the_vital_signs_only(mimic):
+    (admitted,) = rows(mimic, "SELECT a.ADMITTIME FROM DIAGNOSES_ICD d JOIN ADMISSIONS a ON a.HADM_ID = d.HADM_ID "
+                              "WHERE d.SUBJECT_ID = 10006 AND d.ICD9_CODE = '41071'")[0]
+    charted = rows(mimic, "SELECT ROW_ID, VALUENUM FROM CHARTEVENTS WHERE SUBJECT_ID = 10006 AND ERROR = 0 AND "
+                          "CHARTTIME < ? ORDER BY CHARTTIME", admitted)
+    answer = ask_sql("vitals before the MI", patient_id="10006", now=NOW, connection=str(mimic))
+    assert answer.answer == [charted[-1][1]]  # the heart rate (the only vital charted), no lab
+    assert f"chartevents/{charted[-1][0]}" in {e.ref.lower() for e in answer.evidence}
