@@ -23,10 +23,11 @@ def mimic(tmp_path_factory) -> Path:
     con = sqlite3.connect(path)
     # the acute MI in the second stay (2165-02-01), an old MI noted in the first (2164-10-23)
     con.executemany("INSERT INTO DIAGNOSES_ICD VALUES (?, ?, ?, ?, ?)",
-                    [(10, 10006, 155555, 2, "41071"), (11, 10006, 142345, 3, "412")])
+                    [(10, 10006, 155555, 2, "41071"), (11, 10006, 142345, 3, "412"), (12, 10006, 155555, 3, "5780")])
     con.executemany("INSERT INTO D_ICD_DIAGNOSES VALUES (?, ?, ?, ?)",
                     [(10, "41071", "Subendo infarct, initial", "Subendocardial infarction, initial episode of care"),
-                     (11, "412", "Old myocardial infarct", "Old myocardial infarction")])
+                     (11, "412", "Old myocardial infarct", "Old myocardial infarction"),
+                     (12, "5780", "Hematemesis", "Hematemesis")])
     con.commit()
     con.close()
     return path
@@ -57,6 +58,12 @@ def test_a_window_before_the_mi_ends_at_the_acute_mi_not_the_old_one(mimic):
     assert answer.answer == [before[0][1]]
     assert f"labevents/{before[0][0]}" in {e.ref.lower() for e in answer.evidence}
     assert "Subendocardial infarction" in answer.text  # the event the window hangs on is named
+
+
+def test_a_gi_bleed_coded_as_its_sign_is_a_gi_bleed(mimic):
+    # ICD-9 578.0 (Hematemesis) is in the family of gastrointestinal hemorrhage (578); its title has none of the words
+    answer = ask_sql("any GI bleed?", patient_id="10006", now=NOW, connection=str(mimic))
+    assert answer.answer == [True] and "Hematemesis" in answer.text
 
 
 def test_codes_of_other_families_do_not_match(mimic):
