@@ -34,6 +34,7 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 FUZZY_THRESHOLD = 0.62
 TRUNCATABLE_VIEWS = ("medication",)  # clinicians cut drug names short ("simva", "atorva", "metfor")
 MIN_TRUNCATION = 4  # letters a cut-short name keeps
+ICD_VIEWS = ("condition",)  # views whose codes may be ICD-9-CM / ICD-10-CM diagnosis codes
 
 
 def tokens(text: str) -> list[str]:
@@ -269,7 +270,9 @@ class ConceptResolver:
         for expansion in expansions:
             source = getattr(expansion, "source", "")
             coded = [n for n in names if _coded(expansion, codes.get(n, set()))]
-            in_family = [n for n in names if n not in coded and _in_icd_family(expansion, codes.get(n, set()))]
+            # ICD families are read on diagnoses only: a drug's RxNorm code may look like an ICD-9 one (29046)
+            in_family = [n for n in names if n not in coded and _in_icd_family(expansion, codes.get(n, set()))] \
+                if view in ICD_VIEWS else []
             scored = _containment(_phrase_tokens(getattr(expansion, "term", "")), names, lenient=False)
             hits = coded or [n for _, n in scored] or self._named_by_alias(expansion, names) or _named_by_parts(expansion, names)
             if in_family and not coded:

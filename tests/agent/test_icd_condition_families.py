@@ -67,6 +67,10 @@ def store(tmp_path_factory):
                   onsetDateTime="2024-03-02T10:00:00Z"),
         condition("aki", display="", code=icd(ICD10, "N17.9", "Acute kidney failure, unspecified"),
                   onsetDateTime="2024-03-03T10:00:00Z"),
+        {"resourceType": "MedicationRequest", "id": "acei", "status": "active", "intent": "order",
+         "subject": {"reference": "Patient/p1"}, "authoredOn": "2024-03-01T09:00:00Z",
+         "medicationCodeableConcept": {"coding": [{"system": "http://www.nlm.nih.gov/research/umls/rxnorm",
+                                                   "code": "29046", "display": "lisinopril"}], "text": "lisinopril"}},
         observation("k1", value=4.4, when="2024-03-01T08:00:00Z"),
         observation("k2", value=5.2, when="2024-03-04T08:00:00Z"),
     ))
@@ -90,3 +94,10 @@ def test_a_window_before_an_icd_coded_event(store):
     answer = ask("last K before the MI?", patient_id="p1", now="2024-06-01T00:00:00Z", db=store)
     assert answer.answer == [4.4]  # k1 (3/1) is before the MI's onset (3/2); k2 (3/4) after
     assert "Observation/k1" in {e.ref for e in answer.evidence}
+
+
+def test_a_drug_code_shaped_like_an_icd9_code_is_no_diagnosis(store):
+    # RxNorm 29046 (lisinopril) reads like ICD-9 290.46 (a dementia code): families are read on diagnoses only
+    answer = ask("hx of dementia?", patient_id="p1", now="2024-06-01T00:00:00Z", db=store)
+    assert answer.answer == [False]
+    assert "MedicationRequest/acei" not in {e.ref for e in answer.evidence}

@@ -90,16 +90,20 @@ OMOP_TABLES = {
     "condition_occurrence": "condition_occurrence_id INTEGER PRIMARY KEY, person_id INTEGER, condition_concept_id INTEGER, "
                             "condition_start_datetime TEXT, condition_source_value TEXT, condition_source_concept_id INTEGER, "
                             "visit_occurrence_id INTEGER",
+    "drug_exposure": "drug_exposure_id INTEGER PRIMARY KEY, person_id INTEGER, drug_concept_id INTEGER, "
+                     "drug_exposure_start_datetime TEXT, drug_type_concept_id INTEGER",
 }
 OMOP_ROWS = {
     "person": [(1, 8507, 1950, "1950-01-01", "p1")],
-    "concept": [(2000031019, "AF (Atrial Fibrillation)", "Condition", "local", "Clinical Finding", "AF (Atrial Fibrillation)")],
+    "concept": [(2000031019, "AF (Atrial Fibrillation)", "Condition", "local", "Clinical Finding", "AF (Atrial Fibrillation)"),
+                (1308216, "lisinopril", "Drug", "RxNorm", "Ingredient", "29046")],
     "visit_occurrence": [(10, 1, 9201, "2020-02-27 15:33:00", "2020-03-12 07:45:00")],
     # the stay's coded diagnoses carry the stay's start (no concept: the source value only); the rhythm is charted
     # as atrial fibrillation on day 9 with its own time
     "condition_occurrence": [(1, 1, 0, "2020-02-27 15:33:00", "I4891", 0, 10),
                              (2, 1, 0, "2020-02-27 15:33:00", "N179", 0, 10),
                              (3, 1, 0, "2020-03-07 08:00:00", "AF (Atrial Fibrillation)", 2000031019, 10)],
+    "drug_exposure": [(1, 1, 1308216, "2020-03-01 09:00:00", 32838)],
 }
 
 
@@ -151,3 +155,9 @@ def test_vitals_before_the_mi_are_the_vital_signs_only(mimic):
     answer = ask_sql("vitals before the MI", patient_id="10006", now=NOW, connection=str(mimic))
     assert answer.answer == [charted[-1][1]]  # the heart rate (the only vital charted), no lab
     assert f"chartevents/{charted[-1][0]}" in {e.ref.lower() for e in answer.evidence}
+
+
+def test_a_drug_code_shaped_like_an_icd9_code_is_no_diagnosis(omop):
+    # RxNorm 29046 (lisinopril) reads like ICD-9 290.46, a dementia code: ICD families are read on diagnoses only
+    answer = ask_sql("when was dementia diagnosed?", patient_id="1", now="2020-06-01T00:00:00Z", connection=str(omop))
+    assert answer.status == "no-data" and answer.answer == []
