@@ -2,7 +2,8 @@
 
 - ``abbreviations.json``: lab, vital and score shorthand → canonical observation name and LOINC codes.
 - ``drugs.json``: brand and other names → generic, RxNorm product codes; drug classes → member generics.
-- ``conditions.json``: condition abbreviations and synonyms → condition name and SNOMED CT codes.
+- ``conditions.json``: condition abbreviations and synonyms → condition name, SNOMED CT codes and ICD-9-CM /
+  ICD-10-CM code families (``icd``: a record coded in ICD matches by them, see :class:`IcdFamilies`).
 - ``encounters.json``: words for encounter classes (v3 ActCode) and a few encounter types.
 
 Matching ignores case, punctuation, possessives and plurals (``"K+"`` = ``"k"``, ``"statins"`` =
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -97,6 +99,74 @@ def _normal_tokens(text: str) -> list[str]:
     return [_singular(t.lower()) for t in _raw_tokens(text)]
 
 
+_ICD_SHAPES = {
+    # ICD-9-CM: 3 digits (or V + 2 digits; E000-E030 and E800-E999) and up to 2 more, the dot optional
+    "icd9cm": re.compile(r"(?:\d{3}|V\d{2}|E(?:0[0-2]\d|030|[89]\d\d))(?:\.?\d{1,2})?"),
+    # ICD-10-CM: a letter, a digit, a digit or letter, then up to 4 more characters after an optional dot
+    "icd10cm": re.compile(r"[A-Z]\d[0-9A-Z](?:\.?[0-9A-Z]{1,4})?"),
+}
+
+
+@dataclass(frozen=True)
+class IcdFamilies:
+    """The ICD-9-CM and ICD-10-CM code families of one condition (``icd`` of ``lexicon/conditions.json``).
+
+    A family is a code prefix (``410`` holds ``410.71``), compared without the dot because MIMIC-III writes codes
+    without it (``41071``); ``?`` stands for any one character (``250.?0``: diabetes, type II); ``A-B`` is every
+    family from A to B (``401-405``, ``E78.0-E78.5``). A record code is compared with the families of the system its
+    shape says (an ICD-9 code is never read as ICD-10); a code whose shape fits both (``E8881``: ICD-9 E888.1, a fall,
+    or ICD-10 E88.81) is compared with neither, and SNOMED CT ids (6 digits and more) are neither.
+    """
+
+    families: tuple[tuple[str, str], ...]  # (system, normalized family)
+
+    @classmethod
+    def of(cls, spec: dict[str, list[str]]) -> IcdFamilies:
+        """Families from a lexicon entry's ``icd`` object (``{"icd9cm": [...], "icd10cm": [...]}``)."""
+        out: list[tuple[str, str]] = []
+        for system, written in spec.items():
+            if system not in _ICD_SHAPES:
+                raise KeyError(f"icd system {system!r}")
+            for family in written:
+                out += [(system, f) for f in _icd_range(family)]
+        return cls(tuple(out))
+
+    @staticmethod
+    def system_of(code: str) -> str | None:
+        """``icd9cm`` or ``icd10cm`` when ``code`` is shaped like a code of that system only, else None."""
+        written = str(code).strip().upper()
+        systems = [s for s, shape in _ICD_SHAPES.items() if shape.fullmatch(written)]
+        return systems[0] if len(systems) == 1 else None
+
+    def match(self, code: str) -> bool:
+        """Whether the record code ``code`` (with or without its dot) falls in one of the families."""
+        system = self.system_of(code)
+        if system is None:
+            return False
+        bare = str(code).strip().upper().replace(".", "")
+        return any(system == own and len(bare) >= len(family)
+                   and all(f in ("?", c) for f, c in zip(family, bare, strict=False))
+                   for own, family in self.families)
+
+    def any_match(self, codes: Iterable[str]) -> bool:
+        """Whether any of ``codes`` falls in one of the families."""
+        return any(self.match(c) for c in codes)
+
+
+def _icd_range(family: str) -> list[str]:
+    """A written family as normalized prefixes: "401-405" → 401 … 405, "E78.0-E78.5" → E780 … E785, "250.?0" →
+    250?0."""
+    bare = family.strip().upper().replace(".", "")
+    if "-" not in bare:
+        return [bare]
+    low, high = bare.split("-", 1)
+    head = re.match(r"\D*", low).group(0)  # type: ignore[union-attr]
+    if not high.startswith(head) or len(low) != len(high) or not (low[len(head):] + high[len(head):]).isdigit():
+        raise ValueError(f"ICD range {family!r}: both ends need the same letters and as many digits")
+    width = len(low) - len(head)
+    return [f"{head}{n:0{width}d}" for n in range(int(low[len(head):]), int(high[len(head):]) + 1)]
+
+
 class Lexicon:
     """The four lexicon files, indexed by normalized alias."""
 
@@ -160,8 +230,10 @@ class Lexicon:
                     self._classes.setdefault(normalize(variant), (group["name"], list(group["members"])))
         for entry in self.data["conditions"]["entries"]:
             codes = tuple(c["code"] for c in entry["codes"])
+            # ICD families beside the SNOMED codes: MIMIC-III and many FHIR servers code diagnoses in ICD only
+            detail = {"icd": IcdFamilies.of(entry["icd"])} if entry.get("icd") else {}
             for alias in [entry["term"], *entry["aliases"]]:
-                self._add(alias, self._expansion(entry["term"], codes, "conditions", alias, {}))
+                self._add(alias, self._expansion(entry["term"], codes, "conditions", alias, detail))
         for entry in self.data["procedures"]["entries"]:
             codes = tuple(c["code"] for c in entry.get("codes", []))
             for alias in [entry["term"], *entry["aliases"]]:
@@ -377,5 +449,5 @@ def _load_cached(folder: str) -> Lexicon:
             raise LexiconError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     try:
         return Lexicon(data)
-    except (KeyError, TypeError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise LexiconError(f"lexicon in {folder} is malformed: missing or wrong field {exc}") from None

@@ -1,7 +1,7 @@
 """Resolve what a question calls an item ("A1c", "K", "lasix", "sbp") to the record's own item names.
 
 Passes, first hit wins: codes named in the question; exact name; the lexicon (abbreviations,
-synonyms, brand → generic, with their codes); word containment on names stripped of specimen and
+synonyms, brand → generic, with their codes; a condition's ICD-9-CM / ICD-10-CM code families); word containment on names stripped of specimen and
 method qualifiers; character-bigram similarity above a threshold. When nothing matches, the nearest
 names come back as candidates so the caller can say what the record does hold.
 """
@@ -34,6 +34,7 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 FUZZY_THRESHOLD = 0.62
 TRUNCATABLE_VIEWS = ("medication",)  # clinicians cut drug names short ("simva", "atorva", "metfor")
 MIN_TRUNCATION = 4  # letters a cut-short name keeps
+ICD_VIEWS = ("condition",)  # views whose codes may be ICD-9-CM / ICD-10-CM diagnosis codes
 
 
 def tokens(text: str) -> list[str]:
@@ -115,6 +116,25 @@ def stem(token: str) -> str:
         if token.endswith(ending) and len(token) - len(ending) >= 4:
             return token[: -len(ending)]
     return token
+
+
+def _coded(expansion: object, held: set[str]) -> bool:
+    """Whether an item's codes ``held`` hold one of the lexicon reading's codes."""
+    return bool(set(getattr(expansion, "codes", ()) or ()) & held)
+
+
+def _in_icd_family(expansion: object, held: set[str]) -> bool:
+    """Whether an item's codes ``held`` fall in the lexicon reading's ICD-9-CM / ICD-10-CM families (a diagnosis
+    coded 410.71, "41071" in MIMIC-III, is a myocardial infarction)."""
+    families = (getattr(expansion, "detail", None) or {}).get("icd")
+    return families is not None and families.any_match(held)
+
+
+def _icd_elsewhere(held: set[str]) -> bool:
+    """Whether an item is coded in ICD (its reading was checked against the families and none held it)."""
+    from fhirqa.agent.lexicon import IcdFamilies
+
+    return any(IcdFamilies.system_of(code) for code in held)
 
 
 def _named_by_parts(expansion: object, names: Iterable[str]) -> list[str]:
@@ -249,9 +269,18 @@ class ConceptResolver:
         members: list[str] = []
         for expansion in expansions:
             source = getattr(expansion, "source", "")
-            coded = [n for n in names if set(getattr(expansion, "codes", ()) or ()) & codes.get(n, set())]
+            coded = [n for n in names if _coded(expansion, codes.get(n, set()))]
+            # ICD families are read on diagnoses only: a drug's RxNorm code may look like an ICD-9 one (29046)
+            in_family = [n for n in names if n not in coded and _in_icd_family(expansion, codes.get(n, set()))] \
+                if view in ICD_VIEWS else []
             scored = _containment(_phrase_tokens(getattr(expansion, "term", "")), names, lenient=False)
             hits = coded or [n for _, n in scored] or self._named_by_alias(expansion, names) or _named_by_parts(expansion, names)
+            if in_family and not coded:
+                # an ICD-coded diagnosis ("41071": Subendocardial infarction) is the condition by its code; rows that
+                # name it in words (a rhythm charted "AF (Atrial Fibrillation)") are the same condition too
+                # (a name coded in ICD outside the families is another condition: "Old myocardial infarction", 412)
+                named = [n for n in (self._best(scored, view) if scored else hits) if not _icd_elsewhere(codes.get(n, set()))]
+                return Resolution(list(dict.fromkeys([*in_family, *named])), how=f"lexicon-icd:{source}")
             if not hits:
                 continue
             if source.endswith("class") or any(getattr(e, "source", "").endswith("class") for e in expansions):

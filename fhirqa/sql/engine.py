@@ -131,16 +131,29 @@ def ask_sql(
 
 def _offline(question: str, moment: datetime, con: Connection, schema: Schema, person: Person | None,
              data: SqlPatient | None, trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:
-    from fhirqa.agent.backends.offline.backend import unit_answer
-    from fhirqa.agent.backends.offline.plans import notes_answer, plan
-    from fhirqa.sql.allergies import NO_STRUCTURED_LIST, allergy_question
-    from fhirqa.sql.notes import answer_from_notes, note_table
-    from fhirqa.sql.offline_sql import compile_and_answer, parse_question
+    from fhirqa.agent.backends.offline.plans import window_said
+    from fhirqa.sql.offline_sql import parse_question
 
     pq = parse_question(question, moment, names=tuple(person.names) if person else ())
     trace["parse"] = pq.to_trace()
     if pq.intent == "lookup" or data is None:
         return _lookup(pq, con, schema, trace)
+    implied = pq.window  # the answer says a window the question only implied ("K this AM?"), as the FHIR path does
+    result, evidence = _answer(pq, moment, con, schema, person, data, trace)
+    if result.get("text"):
+        result = {**result, "text": window_said(implied, str(result["text"]))}
+    return result, evidence
+
+
+def _answer(pq: Any, moment: datetime, con: Connection, schema: Schema, person: Person | None, data: SqlPatient,
+            trace: dict[str, Any]) -> tuple[dict[str, Any], list[Evidence]]:
+    """The offline answer of a parsed question about a patient: the notes, the tables, then the notes again."""
+    from fhirqa.agent.backends.offline.backend import unit_answer
+    from fhirqa.agent.backends.offline.plans import notes_answer, plan
+    from fhirqa.sql.allergies import NO_STRUCTURED_LIST, allergy_question
+    from fhirqa.sql.notes import answer_from_notes, note_table
+    from fhirqa.sql.offline_sql import compile_and_answer
+
     if schema.kind == "unknown":
         return ({"answer": [], "status": "refused", "text": "The offline SQL writer knows OMOP CDM and MIMIC-III; this "
                  "database is neither. Use an LLM backend (--backend openai|gemini) for other schemas."}, [])

@@ -138,9 +138,30 @@ def time_of(c: Compiler) -> Final:
     row = c.data.at(got, 0 if c.pq.position == "first" else -1)
     if row is None:
         return final([], f"No dated {c.pq.entity} records.", status="no-data")
+    if got.view == "condition" and c.pq.position == "first":
+        row = charted_in_stay(c, got, row)
     c.data.cite(row, "time")
     word = "first" if c.pq.position == "first" else "last"
     return final([row["time"].isoformat()], f"The {word} {row.get('name')} was on {day(row['time'])}.")
+
+
+def charted_in_stay(c: Compiler, spec: Spec, row: dict[str, Any]) -> dict[str, Any]:
+    """The first row of a condition, dated as precisely as the record allows: a diagnosis coded for a hospital stay
+    carries the stay's start as its time (MIMIC-III ``diagnoses_icd``, an OMOP condition at its visit's start) and says
+    only "during that stay"; when the same condition is also charted with its own time later in that stay (a rhythm
+    charted as atrial fibrillation on day 9), that row dates it. ``row`` itself otherwise."""
+    from fhirqa.sql.connect import time_param
+
+    stay_id = row.get("encounter_id")
+    if stay_id is None or row.get("time") is None or "encounter" not in c.data.views:
+        return row
+    stays = c.data.select(Spec("encounter"), extra="r.encounter_id = :stay", params={"stay": stay_id}, limit=1)
+    if not stays or stays[0].get("time") != row["time"]:
+        return row  # not dated by its stay: the row's own time
+    later = c.data.select(spec, order="r.time ASC, r.row_id ASC", limit=1,
+                          extra="r.encounter_id = :stay AND r.time > :dated",
+                          params={"stay": stay_id, "dated": time_param(c.data.con, row["time"])})
+    return later[0] if later else row
 
 
 def time_since(c: Compiler) -> Final:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -210,6 +211,10 @@ class Compiler:
         groups = [self.found.items] if one_concept or not self.found.items else item_groups(self.found.items)
         if one_concept and len(self.found.items) > 1:
             groups = self.component_groups(self.found.items) or groups
+        if not self.pq.entity and got.view == "observation":
+            # "labs before the MI", "latest labs": a kind of result, no item named: each test's value in the window,
+            # as the FHIR plan answers it (every analyte, names of one analyte together)
+            groups = item_groups([name for name, _ in self.data.distinct_names(got)]) or groups
         index = 0 if self.pq.position == "first" else -1
         answers, parts, unit = [], [], None
         for group in groups:
@@ -257,15 +262,23 @@ class Compiler:
             from fhirqa.sql.offline_intents import daily_dose
 
             return daily_dose(self)
+        # a panel's components are different quantities: one statistic each, never one over the mixture
+        return self.per_part(got, lambda spec, group: self._aggregate(spec, group))
+
+    def per_part(self, got: Spec, answer: Callable[[Spec, list[str]], Final]) -> Final:
+        """``answer`` for each part of a panel the item reached (systolic and diastolic for "BP": MIMIC's NBP and
+        arterial chart items, OMOP's SBP and DBP measurements), joined as the FHIR plans join them
+        (``plans.analyte_handles``: one result per analyte, in the panel's order); for one analyte, its answer."""
         groups = self.component_groups(self.found.items) if len(self.found.items) > 1 else None
-        if groups:
-            # a panel's components are different quantities: one statistic each, never one over the mixture
-            parts = [self._aggregate(got.narrowed(names=tuple(group)), group) for group in groups]
-            answered = [p for p in parts if p["status"] == "answered"]
-            if not answered:
-                return parts[0]
-            return final([a for p in answered for a in p["answer"]], " ".join(p["text"] for p in answered))
-        return self._aggregate(got, self.found.items)
+        if not groups:
+            return answer(got, self.found.items)
+        parts = [answer(got.narrowed(names=tuple(group)), group) for group in groups]
+        answered = [p for p in parts if p["status"] == "answered"]
+        if not answered:
+            return parts[0]
+        units = {p.get("unit") for p in answered}
+        return final([a for p in answered for a in p["answer"]], " ".join(p["text"] for p in answered),
+                     unit=units.pop() if len(units) == 1 else None)
 
     def _aggregate(self, got: Spec, items: list[str]) -> Final:
         window = f" {self.pq.window.label}" if self.pq.window else ""
@@ -277,6 +290,8 @@ class Compiler:
             word = "highest" if self.pq.aggregate == "max" else "lowest"
             return final([value], f"The {word} {row.get('name')}{window} was {fmt(value, unit)} on {day(row.get('time'))}.",
                          unit=unit)
+        if self.pq.aggregate == "range":
+            return self._range(got, window)
         rows = self.data.select(got, extra="r.value IS NOT NULL", order="r.time ASC, r.row_id ASC")
         if not rows:
             return final([], f"No {self.pq.entity} values{window}.", status="no-data")
@@ -290,6 +305,19 @@ class Compiler:
         word = {"mean": "average", "median": "median", "sum": "total"}.get(op, op)
         return final([result], f"The {word} {', '.join(items or [self.pq.entity])}{window} was "
                      f"{fmt(result, unit)} over {len(values)} values.", unit=unit)
+
+    def _range(self, got: Spec, window: str) -> Final:
+        """The lowest and the highest value, each with its day ("BP range this year"), as the FHIR plan says it."""
+        low, high = self.data.extreme(got, "min"), self.data.extreme(got, "max")
+        if low is None or high is None:
+            return final([], f"No numeric {self.entity_label()} values{window}.", status="no-data")
+        (lo, unit), (hi, _) = self.value_of(low), self.value_of(high)
+        name = high.get("name") or self.pq.entity
+        if (low.get("tbl"), low.get("row_id")) == (high.get("tbl"), high.get("row_id")):
+            return final([lo], f"Only one {name} value{window}: {fmt(hi, unit)} on {day(high.get('time'))}.", unit=unit)
+        n = self.data.count(got, extra="r.value IS NOT NULL")
+        return final([lo, hi], f"{name}{window} ranged from {fmt(lo, unit)} on {day(low.get('time'))} to "
+                     f"{fmt(hi, unit)} on {day(high.get('time'))} ({n} values).", unit=unit)
 
     def threshold(self) -> Final:
         """Ever above / below a value (within the window)?"""
@@ -312,11 +340,8 @@ class Compiler:
         return final([False], f"No: none {cmp.op} {fmt(cmp.value)}{window}; the {'highest' if mode == 'max' else 'lowest'} "
                      f"was {fmt(value, unit)} on {day(row.get('time'))}.")
 
-    def first_last(self) -> tuple[dict[str, Any], dict[str, Any]] | Final:
-        """The first and last row in scope (two different ones), or the final answer saying why not."""
-        got = self.scoped(f"{self.entity_label()} results")
-        if not isinstance(got, Spec):
-            return got
+    def first_last(self, got: Spec) -> tuple[dict[str, Any], dict[str, Any]] | Final:
+        """The first and last row of ``got`` (two different ones), or the final answer saying why not."""
         first, last = self.data.at(got, 0), self.data.at(got, -1)
         if first is None or last is None:
             return final([], f"No dated {self.pq.entity} values.", status="no-data")
@@ -327,8 +352,14 @@ class Compiler:
         return first, last
 
     def change(self) -> Final:
-        """Last minus first value within the window."""
-        got = self.first_last()
+        """Last minus first value within the window, per analyte (systolic and diastolic each)."""
+        got = self.scoped(f"{self.entity_label()} results")
+        if not isinstance(got, Spec):
+            return got
+        return self.per_part(got, lambda spec, _: self._change(spec))
+
+    def _change(self, spec: Spec) -> Final:
+        got = self.first_last(spec)
         if isinstance(got, dict):
             return got
         first, last = got
@@ -340,10 +371,17 @@ class Compiler:
                      f"{fmt(a, unit)} on {day(last.get('time'))}: a change of {fmt(difference, unit)}.", unit=unit)
 
     def trend(self) -> Final:
-        """Increasing / decreasing / stable by the relative change from first to last value."""
+        """Increasing / decreasing / stable by the relative change from first to last value, per analyte ("BP
+        trend": the systolic and the diastolic trend, never the first systolic against the last diastolic)."""
+        got = self.scoped(f"{self.entity_label()} results")
+        if not isinstance(got, Spec):
+            return got
+        return self.per_part(got, lambda spec, _: self._trend(spec))
+
+    def _trend(self, spec: Spec) -> Final:
         from fhirqa.agent.backends.offline.plans import TREND_THRESHOLD
 
-        got = self.first_last()
+        got = self.first_last(spec)
         if isinstance(got, dict):
             return got
         first, last = got
@@ -411,11 +449,15 @@ def _encounter_class_named(pq: ParsedQuestion) -> str | None:
 def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None) -> Final:
     """Answer ``pq`` over ``data`` (``person``: the patient's demographics, for age and demographic questions)."""
     from fhirqa.agent.backends.offline.clinical_state_plan import state_asked
+    from fhirqa.agent.backends.offline.summary_plan import named_group
     from fhirqa.sql import frames
     from fhirqa.sql.offline_intents import encounter_diagnoses
     from fhirqa.sql.reading import STAY_ANCHORS, diagnosis_question
 
     state = state_asked(pq)  # "is she febrile?" is one state, before "febrile and tachycardic" is two items
+    group = named_group(pq) if state is None else None
+    if group is not None:  # "vitals before the MI", "latest vitals": the group of results is the item, as on the FHIR path
+        pq.entity = group
     if state is None:
         several = frames.several_items(pq, data, lambda part: compile_and_answer(part, data, person))
         if several is not None:  # "last K and Mg?": each item asked, the answers joined

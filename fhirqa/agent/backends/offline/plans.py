@@ -516,14 +516,22 @@ def plan(pq: ParsedQuestion) -> Plan:
     return say_window(pq.window, _plan(pq)) if pq.window is not None and pq.window.said else _plan(pq)
 
 
+def window_said(window: Window | None, text: str) -> str:
+    """``text`` naming the window the question only implied ("K this morning": "… Window: this morning (2025-06-20
+    00:00–12:00, up to now)."), unless it says it already; ``text`` as it is for a window the question wrote out (or
+    none). Every path answering a parsed question says it so (the FHIR plans, the SQL writer)."""
+    if window is None or not window.said or window.label in text:
+        return text
+    return f"{text.rstrip()} Window: {window.label}.".lstrip()
+
+
 def say_window(window: Window, steps: Plan) -> Plan:
-    """``steps`` with the final answer's text naming ``window`` ("K this morning": "… Window: this morning
-    (2025-06-20 06:00–12:00, up to now)."), unless the text says it already."""
+    """``steps`` with the final answer's text naming ``window`` (:func:`window_said`)."""
     call = next(steps)
     while True:
         name, args = call
-        if name == "final_answer" and window.label not in str(args.get("text", "")):
-            call = (name, {**args, "text": f"{str(args.get('text', '')).rstrip()} Window: {window.label}.".lstrip()})
+        if name == "final_answer":
+            call = (name, {**args, "text": window_said(window, str(args.get("text", "")))})
         try:
             call = steps.send((yield call))
         except StopIteration:

@@ -164,15 +164,42 @@ def _paired(runs: list[list[dict[str, Any]]], cap: int, earliest: bool) -> tuple
     if len(runs) != 2:
         return None
     first, second = runs
-    by_ref = {v.get("ref"): v for v in second}
-    refs = [v.get("ref") for v in first if v.get("ref") in by_ref]
+    partners = _partners(first, second)
     units = {v.get("unit") for v in first} | {v.get("unit") for v in second}
-    if len(refs) < max(1, min(len(first), len(second)) - 1) or len(units) != 1 \
+    if len(partners) < max(1, min(len(first), len(second)) - 1) or len(units) != 1 \
             or any(isinstance(v.get("value"), str) for v in first + second):
         return None  # a list cut at an odd row may leave one half of the oldest reading: that one is dropped
-    readings = [(v.get("value"), by_ref[v.get("ref")].get("value"), v.get("time")) for v in first if v.get("ref") in by_ref]
+    readings = [(v.get("value"), partners[i].get("value"), v.get("time")) for i, v in enumerate(first) if i in partners]
     readings = readings[:cap]
     if not earliest:  # they arrive newest first
         readings.reverse()
     names = [str(first[0].get("name")), str(second[0].get("name"))]
     return names, units.pop(), readings
+
+
+def _partners(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """For each row of ``first`` (by position), the row of ``second`` of the same reading: the components of one
+    Observation (one ``ref``), else, where each part is a row of its own (MIMIC-III charts NBP systolic and diastolic
+    as two CHARTEVENTS rows, OMOP as two measurements; a server may send two Observations), the row charted at the same
+    instant, of the same device when several are (most name words shared: "Arterial Blood Pressure systolic" goes with
+    "Arterial Blood Pressure diastolic"). A row of ``second`` pairs once."""
+    by_ref = {v.get("ref"): v for v in second if v.get("ref") is not None}
+    by_ref_pairs = {i: by_ref[v.get("ref")] for i, v in enumerate(first) if v.get("ref") in by_ref}
+    if by_ref_pairs:
+        return by_ref_pairs
+    by_time: dict[Any, list[dict[str, Any]]] = {}
+    for row in second:
+        if row.get("time") is not None:
+            by_time.setdefault(row["time"], []).append(row)
+
+    def shared(a: dict[str, Any], b: dict[str, Any]) -> int:
+        return len(set(str(a.get("name")).lower().split()) & set(str(b.get("name")).lower().split()))
+
+    out: dict[int, dict[str, Any]] = {}
+    for i, row in enumerate(first):
+        candidates = by_time.get(row.get("time"), [])
+        if candidates:
+            best = max(candidates, key=lambda c: shared(row, c))
+            candidates.remove(best)
+            out[i] = best
+    return out
