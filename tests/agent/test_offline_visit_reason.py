@@ -76,3 +76,11 @@ def test_a_discharge_disposition_is_not_known_before_the_discharge() -> None:
     assert got["status"] == "no-data" and "Not discharged yet" in got["text"]
     after = offline_answer("discharge disposition?", VIEWS, datetime(2025, 7, 22, 12, 0, tzinfo=UTC))
     assert after["answer"] == [current["discharge_disposition"]]
+
+
+def test_what_a_note_says_and_a_dated_visit_are_left_to_their_own_plans() -> None:
+    latest = VISITS[2]["reason_name"]
+    # the H&P's diagnosis and a complaint are the note's words; a visit on a day is placed by the dated plans
+    assert ask("admitting dx in the Jul 15 H&P?")["answer"] != [latest]
+    assert ask("presenting complaint in the 2025-07-15 note?")["answer"] != [latest]
+    assert ask("reason for the admission in 2023?")["answer"] != [latest]

@@ -84,7 +84,12 @@ def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
     named = _visit_class(text)
     # "who saw her at the last visit?" is any visit's (the coded facts of the last visit); this frame reads stays
     stays_only = named is not None or not re.search(r"\b(?:visits?|seen|appointments?|encounters?)\b", text)
-    if stays_only and not any(re.search(p, text) for p in fields.get("not", [])):
+    window = pq.window
+    # a window that is the stay itself ("this admission", "the first admission") names the visit; a day or a year
+    # ("the 2019 admission", "the visit on 3/2") is left to the plans that place it
+    of_stay = window is None or window.anchor == "admission" or (
+        window.anchor == "event" and window.event is not None and window.event.event == "stay")
+    if stays_only and of_stay and not any(re.search(p, text) for p in fields.get("not", [])):
         for field, spec in fields.get("fields", {}).items():
             if any(re.search(p, text) for p in spec["asks"]):
                 return VisitQuestion("field", named, first=_FIRST.search(text) is not None, field=field)
