@@ -993,6 +993,25 @@ def _class_label(pq: ParsedQuestion) -> str:
             "WELLNESS": "wellness"}.get(pq.encounter_class or "", "matching")
 
 
+@lru_cache(maxsize=1)
+def _undocumented_topics() -> list[tuple[str, str, list[re.Pattern[str]]]]:
+    from fhirqa.project import lexicon_file
+
+    topics = lexicon_file("undocumented_topics.json")["topics"]
+    return [(name, spec["search"], [re.compile(p) for p in spec["asks"]]) for name, spec in topics.items()]
+
+
+def undocumented_topic(question: str) -> str | None:
+    """The social or family history topic a question asks about (``lexicon/undocumented_topics.json``), or None:
+    on such a topic a record that holds nothing answers nothing, not No."""
+    text = " ".join(question.lower().split())
+    return next((name for name, _, patterns in _undocumented_topics() if any(p.search(text) for p in patterns)), None)
+
+
+def _topic_search(topic: str) -> str:
+    return next(search for name, search, _ in _undocumented_topics() if name == topic)
+
+
 def plan_exists(pq: ParsedQuestion) -> Plan:
     """Yes/no: is the item anywhere in the record (within the window)? True negatives say what was searched.
 
@@ -1018,6 +1037,19 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
             return
         searched = ", ".join(pointed or pq.views[:4])
         asked = f"nothing matching '{as_written(pq.entity, pq.text)}'" if pq.entity else "no such records"
+        topic = undocumented_topic(pq.text)
+        if topic is not None and pq.entity != _topic_search(topic):
+            # "does she drink?": the topic's own words may find what the question's did not (an AUDIT-C), and its
+            # latest value is the answer (a screen on file is no Yes by itself)
+            again = yield from find_records(pq, entity=_topic_search(topic))
+            if again is not None:
+                pq.entity, pq.intent = _topic_search(topic), "value"
+                yield from plan_value(pq)
+                return
+        if topic is not None:  # an uncharted habit or family history is unknown, not No
+            yield final([], f"Not documented: the record says nothing about {topic} ({asked}; searched {searched} and "
+                            "the notes).", status="no-data")
+            return
         yield final([False], f"No: {asked} in the record (searched {searched}).")
         return
     view, found = located
@@ -1819,6 +1851,10 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
     if located is None:
         # doses charted without an order the record holds still say whether the drug is on board
         given = (yield from active_by_administration(pq, None, {})) if "medication" in kinds and pq.at_time is None else None
+        topic = undocumented_topic(pq.text) if given is None else None
+        if topic is not None:  # "is she sexually active?": uncharted is unknown, not No
+            yield final([], f"Not documented: the record says nothing about {topic}.", status="no-data")
+            return
         yield given or final([False], f"No: the record has no {pq.entity} at all.")
         return
     view, found = located
