@@ -1,0 +1,86 @@
+"""Primary-care follow-up questions on the offline path (hand-made rows shaped like Synthea's, no store).
+
+A condition is controlled when its measure meets the goal: "is his diabetes controlled?" reads the latest A1c
+against the patient's own Goal ("Hemoglobin A1c total in Blood < 7.0"), else the usual treatment goal; it is never
+Yes because the diagnosis is on the list. "At target" is "at goal". A dose asked of a drug the patient never had is
+not in the record, not a No.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .test_offline_care_coordination import goal
+from .test_offline_ward_questions import ask
+from .test_tools_helpers import obs, t
+
+A1C = "Hemoglobin A1c/Hemoglobin.total in Blood"
+
+
+def condition(cid: str, name: str, onset: str, abated: str | None = None, status: str = "active") -> dict[str, Any]:
+    """A condition row as the view gives it."""
+    return {"patient_id": "p1", "ref": f"Condition/{cid}", "name": name, "code": cid, "code_system": "http://snomed.info/sct",
+            "clinical_status": status, "verification_status": "confirmed", "category": None, "severity": None,
+            "onset_time": t(onset), "onset_time_offset": 0, "onset_age": None, "onset_string": None,
+            "abatement_time": t(abated) if abated else None, "abatement_time_offset": 0 if abated else None,
+            "abatement_string": None, "abated": abated is not None, "recorded_time": t(onset),
+            "recorded_time_offset": 0, "encounter_ref": None}
+
+
+def bp(oid: str, day: str, systolic: float, diastolic: float) -> list[dict[str, Any]]:
+    """A blood-pressure panel as its two component rows."""
+    return [obs(oid, name, value, f"{day}T10:00:00", unit="mm[Hg]", code=code, category="vital-signs",
+                is_component=True, parent_name="Blood pressure panel")
+            for name, code, value in (("Systolic Blood Pressure", "8480-6", systolic),
+                                      ("Diastolic Blood Pressure", "8462-4", diastolic))]
+
+
+DIABETIC = {
+    "condition": [condition("44054006", "Diabetes", "2015-03-01T10:00:00"),
+                  condition("59621000", "Hypertension", "2012-03-01T10:00:00")],
+    "goal": [goal("g1", "Hemoglobin A1c total in Blood < 7.0"), goal("g2", "Maintain blood pressure below 140/90 mmHg")],
+    "observation": [obs("a1", A1C, 6.5, "2023-05-10T10:00:00"), obs("a2", A1C, 7.4, "2024-05-10T10:00:00"),
+                    *bp("b1", "2024-05-10", 134.0, 86.0)],
+}
+
+
+@pytest.mark.parametrize("question", ["is his diabetes controlled?", "DM well controlled?", "is his sugar under control?",
+                                      "is his diabetis controlled on the last A1c?", "is his A1c controlled?"])
+def test_diabetes_control_is_the_latest_a1c_against_the_patient_s_goal(question: str) -> None:
+    got = ask(question, DIABETIC)
+    assert got["answer"] == [False]  # 7.4 % on 2024-05-10 does not meet the Goal's < 7.0; the 6.5 is older
+    assert "7.4" in got["text"] and "< 7" in got["text"]
+
+
+def test_uncontrolled_asks_the_opposite() -> None:
+    assert ask("is his diabetes poorly controlled?", DIABETIC)["answer"] == [True]
+
+
+def test_hypertension_control_uses_the_bp_goal_on_file_else_the_usual_goal() -> None:
+    assert ask("HTN controlled?", DIABETIC)["answer"] == [True]  # 134/86 meets the Goal's 140/90
+    without_goal = {**DIABETIC, "goal": []}
+    got = ask("HTN controlled?", without_goal)
+    assert got["answer"] == [False] and "usual goal" in got["text"]  # 134/86 misses the usual 130/80
+
+
+def test_control_without_the_measure_is_not_a_yes() -> None:
+    got = ask("is his diabetes controlled?", {"condition": DIABETIC["condition"], "goal": [], "observation": []})
+    assert got["status"] == "no-data" and got["answer"] == []
+
+
+@pytest.mark.parametrize(("question", "answer"), [("A1c at target?", [False]), ("BP at target per his goal?", [True])])
+def test_at_target_is_at_goal(question: str, answer: list[bool]) -> None:
+    assert ask(question, DIABETIC)["answer"] == answer
+
+
+def test_a_target_with_no_goal_on_file_is_not_in_the_record() -> None:
+    got = ask("LDL at target?", {**DIABETIC, "observation": [obs("l1", "Low Density Lipoprotein Cholesterol", 106.0,
+                                                                    "2024-05-10T10:00:00", unit="mg/dL", code="18262-6")]})
+    assert got["status"] == "no-data"
+
+
+def test_the_dose_of_a_drug_never_given_is_not_in_the_record() -> None:
+    got = ask("insulin dose?", {**DIABETIC, "medication": []})
+    assert got["status"] == "no-data" and got["answer"] == []
