@@ -84,3 +84,20 @@ def test_a_target_with_no_goal_on_file_is_not_in_the_record() -> None:
 def test_the_dose_of_a_drug_never_given_is_not_in_the_record() -> None:
     got = ask("insulin dose?", {**DIABETIC, "medication": []})
     assert got["status"] == "no-data" and got["answer"] == []
+
+
+EGFR = [obs("e1", "Estimated Glomerular Filtration Rate", 57.7, "2022-05-10T10:00:00", unit="mL/min/{1.73_m2}",
+            code="33914-3"),
+        obs("e2", "Estimated Glomerular Filtration Rate", 64.2, "2024-05-10T10:00:00", unit="mL/min/{1.73_m2}",
+            code="33914-3")]
+
+
+@pytest.mark.parametrize("question", ["GFR < 60 on the latest?", "is his eGFR below 60?",
+                                      "does his latest eGFR put him under 60 (CKD range)?"])
+def test_a_threshold_on_the_latest_reads_the_latest_value_only(question: str) -> None:
+    got = ask(question, {"observation": EGFR})
+    assert got["answer"] == [False] and "64.2" in got["text"]  # the 57.7 of 2022 is not the latest
+
+
+def test_ever_below_still_reads_every_value() -> None:
+    assert ask("was his eGFR ever below 60?", {"observation": EGFR})["answer"] == [True]

@@ -884,7 +884,7 @@ def asks_range(text: str) -> bool:
 
 
 def _aggregate(text: str) -> str | None:
-    if asks_range(text):
+    if asks_range(re.sub(r"\([^)]*\)", " ", text)):  # "(CKD range)" is an aside, not a range asked
         return "range"  # before max/min: "highest and lowest" asks for both
     for op, pattern in (
         ("mean", r"\baverag\w*|\bmean\b|\bavg\b|\btypical\b"),

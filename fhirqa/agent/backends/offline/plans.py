@@ -1026,6 +1026,14 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
     yield final([True], f"Yes: {name}, most recently on {_day(_row_time(row))}.")
 
 
+def _asks_latest(text: str) -> bool:
+    """Whether a threshold is asked of the latest value alone (``question_phrases.json`` ``latest_only``)."""
+    from fhirqa.project import lexicon_file
+
+    pattern = (lexicon_file("question_phrases.json").get("latest_only") or {}).get("pattern")
+    return bool(pattern and re.search(pattern, " ".join(text.lower().split())))
+
+
 def plan_threshold(pq: ParsedQuestion) -> Plan:
     """Ever above / below a value (within the window)?"""
     cmp = pq.comparison
@@ -1035,6 +1043,18 @@ def plan_threshold(pq: ParsedQuestion) -> Plan:
         yield got
         return
     view, handle = got.view, got.handle
+    if _asks_latest(pq.text):
+        # "GFR < 60 on the latest?": the latest value alone, not whether any ever was
+        row = _row((yield ("get_by_index", {"records": handle, "index": -1})))
+        value, unit = _row_value(view, row)
+        if not isinstance(value, int | float):
+            yield final([], f"The latest {_entity_label(pq)} has no numeric value to compare.", status="no-data")
+            return
+        met = {"<": value < cmp.value, "<=": value <= cmp.value, ">": value > cmp.value, ">=": value >= cmp.value,
+               "==": value == cmp.value}.get(cmp.op, False)
+        yield final([met], f"{'Yes' if met else 'No'}: the latest {label(row, pq.entity)} was {_with_unit(value, unit)} "
+                    f"on {_day(row.get('time'))} ({'' if met else 'not '}{cmp.op} {_fmt(cmp.value)}).")
+        return
     hits = yield ("filter_by_value", {"records": handle, "op": cmp.op, "value": cmp.value})
     window = f" {pq.window.label}" if pq.window else ""
     if hits.get("count"):
