@@ -101,3 +101,35 @@ def test_a_threshold_on_the_latest_reads_the_latest_value_only(question: str) ->
 
 def test_ever_below_still_reads_every_value() -> None:
     assert ask("was his eGFR ever below 60?", {"observation": EGFR})["answer"] == [True]
+
+
+# yearly check-ups: one value a year, so the past 12 months hold only the latest
+WEIGHTS = [obs(f"w{i}", "Body Weight", value, f"{day}T10:00:00", unit="kg", code="29463-7", category="vital-signs")
+           for i, (day, value) in enumerate([("2021-05-20", 80.0), ("2022-05-02", 82.5), ("2023-05-18", 81.0),
+                                             ("2024-05-10", 84.0)])]
+
+
+@pytest.mark.parametrize("question", ["weight change since last year?", "how much has his weight changed over the past year?",
+                                      "weight now vs a year ago - difference?"])
+def test_a_change_against_last_year_is_the_latest_minus_the_value_nearest_a_year_back(question: str) -> None:
+    got = ask(question, {"observation": WEIGHTS})
+    assert got["answer"] == [pytest.approx(3.0)]  # 84.0 (2024-05-10) − 81.0 (2023-05-18)
+
+
+def test_a_change_two_years_back_reads_the_value_nearest_then() -> None:
+    assert ask("how much has his weight changed since 2 years ago", {"observation": WEIGHTS})["answer"] == [
+        pytest.approx(1.5)]  # 84.0 − 82.5 (2022-05-02)
+
+
+def test_a_change_over_a_window_with_two_values_inside_is_last_minus_first() -> None:
+    monthly = [*WEIGHTS, obs("w9", "Body Weight", 83.0, "2023-11-02T10:00:00", unit="kg", code="29463-7",
+                             category="vital-signs")]
+    assert ask("how much has his weight changed over the past year?", {"observation": monthly})["answer"] == [
+        pytest.approx(1.0)]  # 84.0 − 83.0, both inside the 12 months
+
+
+@pytest.mark.parametrize(("question", "answer"), [("is his weight higher than a year ago?", [True]),
+                                                  ("weight up compared with last year?", [True]),
+                                                  ("has his weight gone down since this time last year?", [False])])
+def test_a_direction_against_a_year_back_is_a_yes_or_no(question: str, answer: list[bool]) -> None:
+    assert ask(question, {"observation": WEIGHTS})["answer"] == answer
