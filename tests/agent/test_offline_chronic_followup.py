@@ -133,3 +133,24 @@ def test_a_change_over_a_window_with_two_values_inside_is_last_minus_first() -> 
                                                   ("has his weight gone down since this time last year?", [False])])
 def test_a_direction_against_a_year_back_is_a_yes_or_no(question: str, answer: list[bool]) -> None:
     assert ask(question, {"observation": WEIGHTS})["answer"] == answer
+
+
+LDL = [obs(f"l{i}", "Low Density Lipoprotein Cholesterol", value, f"{day}T10:00:00", unit="mg/dL", code="18262-6")
+       for i, (day, value) in enumerate([("2020-05-02", 120.0), ("2022-05-10", 98.0), ("2024-05-10", 131.0)])]
+
+
+@pytest.mark.parametrize("question", ["last LDL and the one before", "LDL - latest and prior value?",
+                                      "what were his two most recent LDL results"])
+def test_the_latest_and_the_one_before_are_the_last_two_values(question: str) -> None:
+    assert sorted(ask(question, {"observation": LDL})["answer"]) == [98.0, 131.0]
+
+
+@pytest.mark.parametrize("question", ["show me the bad cholesterol (LDL)s past 3 yrs", "LDL values past 3 yrs"])
+def test_values_over_a_window_are_listed(question: str) -> None:
+    assert ask(question, {"observation": LDL})["answer"] == [98.0, 131.0]  # the 2020 value is before the 3 years
+
+
+def test_the_last_visits_just_one_part_of_a_panel() -> None:
+    rows = [*bp("b1", "2022-05-10", 150.0, 95.0), *bp("b2", "2023-05-10", 140.0, 90.0), *bp("b3", "2024-05-10", 134.0, 86.0)]
+    got = ask("BP at the last 2 visits - just the systolics", {"observation": rows})
+    assert got["answer"] == [140.0, 134.0]
