@@ -154,3 +154,39 @@ def test_the_last_visits_just_one_part_of_a_panel() -> None:
     rows = [*bp("b1", "2022-05-10", 150.0, 95.0), *bp("b2", "2023-05-10", 140.0, 90.0), *bp("b3", "2024-05-10", 134.0, 86.0)]
     got = ask("BP at the last 2 visits - just the systolics", {"observation": rows})
     assert got["answer"] == [140.0, 134.0]
+
+
+def order(mid: str, name: str, when: str, status: str = "active", dose: float | None = None,
+          code: str = "310798") -> dict[str, Any]:
+    """A MedicationRequest row as Synthea's orders give it (a dose of 1 tablet, or none; its RxNorm code)."""
+    from .test_tools_helpers import med
+
+    return med(mid, name, "request", when, dose=dose, unit=None, status=status, route=None, medication_code=code)
+
+
+ORDERS = {"medication": [order("m1", "Hydrochlorothiazide 25 MG", "2023-06-01T10:00:00", status="stopped"),
+                         order("m2", "Hydrochlorothiazide 25 MG", "2024-06-01T10:00:00"),
+                         order("m3", "Simvastatin 10 MG", "2024-05-01T10:00:00", dose=1.0, code="314231"),
+                         order("m4", "Amoxicillin 250 MG / Clavulanate 125 MG Oral Tablet", "2022-01-01T10:00:00",
+                               status="stopped", dose=1.0, code="562251")],
+          "condition": [condition("59621000", "Hypertension", "2012-03-01T10:00:00")]}
+
+
+@pytest.mark.parametrize("question", ["what's she on for BP?", "BP regimen?", "current HTN meds"])
+def test_what_she_is_on_for_a_purpose_is_the_class_s_active_members(question: str) -> None:
+    assert ask(question, ORDERS)["answer"] == ["Hydrochlorothiazide 25 MG"]
+
+
+@pytest.mark.parametrize(("question", "strength"), [("HCTZ dose?", 25.0), ("current hctz dose (mg)?", 25.0),
+                                                    ("what dose of simvastatin is she on?", 10.0)])
+def test_a_dose_is_the_strength_the_order_s_name_states(question: str, strength: float) -> None:
+    got = ask(question, ORDERS)
+    assert got["answer"] == [strength] and "strength" in got["text"]
+
+
+def test_a_combination_drug_keeps_the_order_s_dose() -> None:
+    assert ask("amoxicillin clavulanate dose?", ORDERS)["answer"] == [1.0]
+
+
+def test_a_class_alone_asks_whether_she_is_on_one() -> None:
+    assert ask("statin?", ORDERS)["answer"] == [True]

@@ -741,6 +741,25 @@ def _entity_label(pq: ParsedQuestion) -> str:
     return as_written(pq.entity, pq.text) or "matching records"  # "I/O" as asked, not "i/o"
 
 
+def _strength(pq: ParsedQuestion, row: dict[str, Any]) -> tuple[float, str] | None:
+    """The strength a drug's name states ("Hydrochlorothiazide 25 MG" → 25 mg) when the question asks its dose and
+    the order's own dose is not a mass (``lexicon/medication_regimen.json`` ``strength``); None otherwise."""
+    from fhirqa.project import lexicon_file
+
+    spec = lexicon_file("medication_regimen.json").get("strength") or {}
+    text = " ".join(pq.text.lower().split())
+    if not spec or not re.search(spec["asks"], text) or re.search(spec["not"], text):
+        return None
+    if row.get("dose") is not None and str(row.get("dose_unit") or "").lower() in spec["mass_units"]:
+        return None  # the order states its dose in a mass: that is the answer
+    name = str(row.get("medication_name") or "")
+    found = re.findall(spec["in_name"], name, flags=re.I)
+    if len(found) != 1 or "/" in name:
+        return None  # several ingredients or a concentration: no one strength
+    number, unit = found[0]
+    return float(number), unit.lower()
+
+
 def plan_value(pq: ParsedQuestion) -> Plan:
     """Latest / first value of an item, optionally within a window; several items (BP) each answered."""
     got = yield from scoped(pq, f"{_entity_label(pq)} results")
@@ -756,6 +775,12 @@ def plan_value(pq: ParsedQuestion) -> Plan:
             and _asks_which(pq):
         pq.list_kind = "medication"  # "what statins is she on?": the class's members on the active list
         yield from plan_active_list(pq)
+        return
+    if how == "lexicon:class" and view == "medication" and re.fullmatch(r"[a-z'-]+(?: [a-z'-]+)?", " ".join(
+            pq.text.lower().split()).strip(" ?.!")) and pq.window is None:
+        # "statin?", "beta blocker?": the class alone asks whether she is on one, not the dose of the latest order
+        pq.intent, pq.list_kind, pq.views, pq.kind_cued = "active_check", "medication", ["medication"], True
+        yield from plan_active_check(pq)
         return
     if how == "lexicon:class" and view != "observation" and _asks_which(pq):
         # "what surgeries has she had?", "PSH?": the class's members in the record, each once (not the latest one)
@@ -787,6 +812,15 @@ def plan_value(pq: ParsedQuestion) -> Plan:
             parts.append(f"{label(row, pq.entity)} was on {_day(_row_time(row))}")
             continue
         value, unit = _row_value(view, row)
+        strength = _strength(pq, row) if view == "medication" else None
+        if strength is not None:
+            # "HCTZ dose?": the strength the order's name states, since the order gives no dose in mg
+            value, unit = strength
+            answers.append(value)
+            per = f", {_fmt(row['dose'])} per dose" if row.get("dose") is not None else ""
+            parts.append(f"{row.get('medication_name')}: {_with_unit(value, unit)} (the strength its name states{per}) "
+                         f"on {_day(_row_time(row))}")
+            continue
         answers.append(value)
         parts.append(f"{row.get(name_field(view)) or pq.entity}: {_shown(row, value, unit)} on {_day(_row_time(row))}")
     word = "first" if pq.position == "first" else "most recent"

@@ -20,6 +20,7 @@ from typing import Any
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 
 Call = tuple[str, dict[str, Any]]
+_POINT_DAYS = 7  # a window no longer than this, ending before now, is a time back ("a year ago", "last week")
 _SHARE = 3  # the tolerance is the distance back over this (a year back: four months either side)
 
 
@@ -79,6 +80,8 @@ def then_now_asked(pq: ParsedQuestion) -> ThenNow | None:
     start = _aware(pq.window.start, pq.now)
     end = _aware(pq.window.end, pq.now) if pq.window.end is not None else pq.now
     span = abs((end - pq.now).total_seconds()) < 60  # a span up to now ("last year"): its start is the time back
+    if not span and end - start > timedelta(days=_POINT_DAYS):
+        return None  # "net change in BMI in '18": a past period, not a time back
     then = start if span else start + (end - start) / 2
     up, down = words.up.search(text), words.down.search(text)
     direction = None if bool(up) == bool(down) else ("up" if up else "down")
