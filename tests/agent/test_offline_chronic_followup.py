@@ -190,3 +190,41 @@ def test_a_combination_drug_keeps_the_order_s_dose() -> None:
 
 def test_a_class_alone_asks_whether_she_is_on_one() -> None:
     assert ask("statin?", ORDERS)["answer"] == [True]
+
+
+def visit(eid: str, when: str, kind: str = "Encounter for check up (procedure)", cls: str = "AMB") -> dict[str, Any]:
+    """An encounter row."""
+    return {"patient_id": "p1", "ref": f"Encounter/{eid}", "status": "finished", "class_code": cls,
+            "class_name": "ambulatory", "type_name": kind, "reason_name": None, "start_time": t(when),
+            "end_time": t(when), "practitioner": None, "service_provider": None, "payer": None}
+
+
+PROBLEMS = {
+    "condition": [condition("s1", "Viral sinusitis (disorder)", "2021-02-01T10:00:00", "2021-02-20T10:00:00", "resolved"),
+                  condition("s2", "Viral sinusitis (disorder)", "2024-01-10T10:00:00", "2024-01-30T10:00:00", "resolved"),
+                  condition("h1", "Hypertension", "2012-03-01T10:00:00"),
+                  condition("p1", "Polyp of colon", "2023-08-01T10:00:00", "2024-12-01T10:00:00", "resolved"),
+                  condition("c1", "Concussion with no loss of consciousness", "2024-03-01T10:00:00", "2024-03-20T10:00:00",
+                            "resolved")],
+    "encounter": [visit("e1", "2023-06-01T09:00:00"), visit("e2", "2024-06-15T08:00:00")],
+}
+
+
+def test_new_dx_in_a_window_are_conditions_with_an_onset_there() -> None:
+    got = ask("new dx in the last 12 months?", PROBLEMS)  # a new episode of sinusitis is a new diagnosis
+    assert sorted(got["answer"]) == ["Concussion with no loss of consciousness", "Polyp of colon",
+                                     "Viral sinusitis (disorder)"]
+
+
+@pytest.mark.parametrize("question", ["what new diagnoses since her last physical?", "new problems since the last annual?",
+                                      "what was newly dx'd since his last check-up?"])
+def test_new_diagnoses_since_the_last_check_up(question: str) -> None:
+    # asked 4 hours after the 2024-06-15 check-up began: that one is the visit in progress, the 2023-06-01 one is the last
+    got = ask(question, PROBLEMS)
+    assert sorted(got["answer"]) == ["Concussion with no loss of consciousness", "Polyp of colon",
+                                     "Viral sinusitis (disorder)"]
+
+
+def test_the_problem_list_at_a_past_now_holds_what_was_open_then() -> None:
+    got = ask("what are her active problems?", PROBLEMS)  # now 2024-06-15: the polyp resolves only in December
+    assert sorted(got["answer"]) == ["Hypertension", "Polyp of colon"]

@@ -1604,7 +1604,7 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
             active = yield ("filter_by_date", {"records": active["handle"], "start": _iso(at), "field": "abatement_time",
                                                "include_missing": True})
             if active.get("count") and pq.at_time is None:
-                active = yield from _clinically_active(active)
+                active = yield from _clinically_active(active, at)
     if pq.aggregate == "absent":  # "NKDA?": whether the list holds no item of the category asked
         yield from _none_of_category(pq, view, active, when)
         return
@@ -1666,8 +1666,24 @@ def _plural(kind: str) -> str:
     return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
 
 
-def _clinically_active(result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
-    """Conditions still open by their clinical status (an MI charted 'inactive' without an end date is over)."""
+def _clinically_active(result: dict[str, Any], at: datetime | str | None = None) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+    """Conditions still open by their clinical status (an MI charted 'inactive' without an end date is over).
+
+    With ``at``, a condition whose abatement lies after ``at`` is open then whatever its status says: the status is
+    the record's last word, written when it resolved, later than ``at`` (a colon polyp found in 1991 and removed in
+    1992 is on the list of a question asked in March 1992)."""
+    dated: dict[str, Any] = {}
+    if at is not None and result.get("count"):
+        start = at if isinstance(at, str) else _iso(at)
+        dated = yield ("filter_by_date", {"records": result["handle"], "start": start, "field": "abatement_time"})
+    result = yield from _open_by_status(result)
+    if dated.get("count") and result.get("handle"):
+        result = yield ("combine_evidence", {"handles": [result["handle"], dated["handle"]]})
+    return result
+
+
+def _open_by_status(result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+    """The conditions whose clinical status is not a closed one."""
     for closed in ("inactive", "resolved", "remission"):
         if not result.get("count"):
             break
@@ -1741,6 +1757,11 @@ def plan_started(pq: ParsedQuestion) -> Plan:
         if earlier.get("count"):
             before = yield ("filter_by_value", {"records": earlier["handle"], "op": "==", "value": name,
                                                 "field": name_field(view)})
+            if before.get("count") and view == "condition" and row.get("onset_time") is not None:
+                # a problem that had resolved before this onset is a new episode ("viral sinusitis" again), not the
+                # same diagnosis carried on
+                before = yield ("filter_by_date", {"records": before["handle"], "start": str(row["onset_time"]),
+                                                   "field": "abatement_time", "include_missing": True})
             if before.get("count"):
                 renewed.append(name)
                 continue
@@ -1871,7 +1892,7 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
         if started.get("count"):
             active = yield ("filter_by_date", {"records": started["handle"], "start": at, "field": "abatement_time", "include_missing": True})
             if active.get("count") and pq.at_time is None:
-                active = yield from _clinically_active(active)
+                active = yield from _clinically_active(active, at)
     if active.get("count"):
         row = _row((yield ("get_by_index", {"records": active["handle"], "index": -1})))
         yield final([True], f"Yes: {row.get(name_field(view))} is active (since {_day(_row_time(row))}).")

@@ -119,11 +119,14 @@ def plan_then_now(pq: ParsedQuestion, asked: ThenNow) -> Generator[Call, dict[st
     if asked.inside_first and asked_window is not None:
         # "how much has it changed over the past year?": the window's first and last when it holds two of each
         inside = yield ("filter_by_date", {"records": found[1]["handle"], "start": _iso(then), "end": _iso(pq.now)})
-        handles = yield from analyte_handles("observation", inside["handle"]) if inside.get("count") else []
+        handles: list[str] = []
+        if inside.get("count"):
+            handles = yield from analyte_handles("observation", inside["handle"])
         counts = []
         for handle in handles:
             counts.append((yield ("count_values", {"records": handle})).get("count") or 0)
-        if counts and min(counts) >= 2:
+        if not counts or min(counts) != 1:
+            # two values inside: the window's own first and last; none: nothing changed in it (the window's plan says so)
             pq.window, pq.entity = asked_window, original
             return False
     assert pq.now is not None
