@@ -228,3 +228,39 @@ def test_new_diagnoses_since_the_last_check_up(question: str) -> None:
 def test_the_problem_list_at_a_past_now_holds_what_was_open_then() -> None:
     got = ask("what are her active problems?", PROBLEMS)  # now 2024-06-15: the polyp resolves only in December
     assert sorted(got["answer"]) == ["Hypertension", "Polyp of colon"]
+
+
+def shot(iid: str, name: str, when: str) -> dict[str, Any]:
+    """An immunization row."""
+    return {"patient_id": "p1", "ref": f"Immunization/{iid}", "name": name, "code": "140", "status": "completed",
+            "time": t(when), "time_offset": 0, "encounter_ref": None}
+
+
+ADULT = {"patient": [{"patient_id": "p1", "ref": "Patient/p1", "birth_date": "1960-04-02", "gender": "female"}]}
+SHOTS = {**ADULT, "immunization": [shot("i1", "Influenza, seasonal, injectable, preservative free", "2023-03-02T10:00:00"),
+                                   shot("i2", "Td (adult) preservative free", "2013-07-01T10:00:00")]}
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("is she due for a flu shot?", [True]),  # the last one, 2023-03-02, is before the season that began 2023-08-01
+    ("needs flu vaccine this season?", [True]),
+    ("has she had her flu shot this season?", [False]),
+    ("tetanus booster due?", [True]),  # Td 2013-07-01: more than 10 years before 2024-06-15
+])
+def test_due_for_a_vaccine_is_judged_by_the_adult_schedule_rule(question: str, answer: list[bool]) -> None:
+    got = ask(question, SHOTS)
+    assert got["answer"] == answer and "rule:" in got["text"]
+
+
+def test_a_dose_this_season_or_interval_is_not_due() -> None:
+    recent = {**ADULT, "immunization": [shot("i3", "Influenza, seasonal, injectable, preservative free", "2023-09-20T10:00:00"),
+                                        shot("i4", "Influenza, seasonal, injectable, preservative free", "2023-08-15T10:00:00"),
+                                        shot("i5", "Tdap", "2019-05-01T10:00:00")]}
+    assert ask("due for a Td booster?", recent)["answer"] == [False]
+    assert ask("flu shot due?", recent)["answer"] == [False]
+
+
+def test_a_vaccine_without_a_rule_keeps_the_no_schedule_answer() -> None:
+    got = ask("is she due for a pneumonia vaccine?", {**SHOTS, "immunization": [
+        shot("p1", "Pneumococcal conjugate PCV 13", "2020-01-01T10:00:00")]})
+    assert "no schedule" in got["text"]
