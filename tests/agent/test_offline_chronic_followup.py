@@ -264,3 +264,16 @@ def test_a_vaccine_without_a_rule_keeps_the_no_schedule_answer() -> None:
     got = ask("is she due for a pneumonia vaccine?", {**SHOTS, "immunization": [
         shot("p1", "Pneumococcal conjugate PCV 13", "2020-01-01T10:00:00")]})
     assert "no schedule" in got["text"]
+
+
+def test_when_did_he_last_see_us_is_the_last_visit() -> None:
+    got = ask("when did he last see us?", {"encounter": [visit("e1", "2023-06-01T09:00:00"),
+                                                         visit("e2", "2024-02-03T09:00:00", "Encounter for symptom")]})
+    assert got["answer"] and str(got["answer"][0]).startswith("2024-02-03")
+
+
+def test_a_respelt_word_that_begins_a_longer_term_reads_as_that_term() -> None:
+    from fhirqa.agent.lexicon import Lexicon
+
+    assert [e.term for e in Lexicon.load().expand("hemoglobn A1c")] == ["Hemoglobin A1c"]
+    assert [e.term for e in Lexicon.load().expand("hemoglobn")] == ["Hemoglobin"]
