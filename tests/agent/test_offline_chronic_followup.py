@@ -277,3 +277,14 @@ def test_a_respelt_word_that_begins_a_longer_term_reads_as_that_term() -> None:
 
     assert [e.term for e in Lexicon.load().expand("hemoglobn A1c")] == ["Hemoglobin A1c"]
     assert [e.term for e in Lexicon.load().expand("hemoglobn")] == ["Hemoglobin"]
+
+
+@pytest.mark.parametrize(("question", "entity"), [("has she ever been on an ARB like losartan?", "ARB"),
+                                                  ("is he on a statin such as atorvastatin?", "statin"),
+                                                  ("does she like walking?", "walking")])
+def test_a_class_named_with_an_example_is_the_class(question: str, entity: str) -> None:
+    from datetime import UTC, datetime
+
+    from fhirqa.agent.backends.offline.parser import parse
+
+    assert entity in parse(question, datetime(2024, 6, 15, 12, tzinfo=UTC)).entity
