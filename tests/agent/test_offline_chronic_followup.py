@@ -288,3 +288,8 @@ def test_a_class_named_with_an_example_is_the_class(question: str, entity: str) 
     from fhirqa.agent.backends.offline.parser import parse
 
     assert entity in parse(question, datetime(2024, 6, 15, 12, tzinfo=UTC)).entity
+
+
+def test_higher_a_year_ago_is_not_read_as_higher_now() -> None:
+    got = ask("was his weight higher a year ago?", {"observation": WEIGHTS})
+    assert got["answer"] != [True]  # 81.0 a year ago is lower than 84.0 now: never a Yes

@@ -89,7 +89,9 @@ def then_now_asked(pq: ParsedQuestion) -> ThenNow | None:
     if pq.intent == "value":
         return ThenNow(then, direction) if words.asks.search(text) or (back and direction) else None
     if pq.intent == "exists":  # "is his SBP higher than a year ago?": a yes/no about the direction
-        return ThenNow(then, direction) if direction and (back or not span) else None
+        # only with the comparison said ("than", "since", "compared with"): "was it higher a year ago?" asks the
+        # other way round
+        return ThenNow(then, direction) if direction and back else None
     if back or not span:  # "weight change since last year", "BMI changed since 2 years ago"
         return ThenNow(then)
     return ThenNow(then, inside_first=True) if words.change_over.search(text) else None
