@@ -293,3 +293,21 @@ def test_a_class_named_with_an_example_is_the_class(question: str, entity: str) 
 def test_higher_a_year_ago_is_not_read_as_higher_now() -> None:
     got = ask("was his weight higher a year ago?", {"observation": WEIGHTS})
     assert got["answer"] != [True]  # 81.0 a year ago is lower than 84.0 now: never a Yes
+
+
+def test_a_child_is_not_judged_by_the_adult_schedule() -> None:
+    child = {**SHOTS, "patient": [{"patient_id": "p1", "ref": "Patient/p1", "birth_date": "2015-04-02", "gender": "female"}]}
+    got = ask("is she due for a flu shot?", child)
+    assert got["answer"] != [True] and "does not apply at 9 years" in got["text"]
+
+
+def test_a_change_over_a_window_cites_only_the_values_it_compares() -> None:
+    monthly = [*WEIGHTS, obs("w9", "Body Weight", 83.0, "2023-11-02T10:00:00", unit="kg", code="29463-7",
+                             category="vital-signs")]
+    from datetime import UTC, datetime
+
+    from .test_tools_helpers import offline_answer
+
+    got = offline_answer("how much has his weight changed over the past year?", {"observation": monthly},
+                         datetime(2024, 6, 15, 12, tzinfo=UTC))
+    assert got["cited"] == {"Observation/w3", "Observation/w9"}  # not every weight looked at on the way

@@ -69,10 +69,12 @@ def plan_due(pq: ParsedQuestion, item: str) -> Generator[Call, dict[str, Any], N
                         "up.", status="no-data")
         return
     rule = _rule(asked)
+    why_not = ""
     if rule is not None and not any(re.search(p, pq.text.lower()) for p in _words().get("schedule_patterns", [])):
         judged = yield from _by_rule(pq, rule)
-        if judged:
+        if judged is True:
             return
+        why_not = f" {judged}" if isinstance(judged, str) else ""
     steps = plan(parse(f"when was the patient's last {asked}?", pq.now))
     result: Any = None
     while True:
@@ -96,7 +98,7 @@ def plan_due(pq: ParsedQuestion, item: str) -> Generator[Call, dict[str, Any], N
         yield final([], f"The record holds no schedule, so the time of the next {asked} is not in it. {said}{elapsed}.",
                     status="no-data")
         return
-    yield final(list(args["answer"]), f"The record holds no schedule to decide whether it is due. {said}{elapsed}.")
+    yield final(list(args["answer"]), f"The record holds no schedule to decide whether it is due.{why_not} {said}{elapsed}.")
 
 
 def _threshold(rule: dict[str, Any], now: datetime) -> tuple[datetime, str]:
@@ -114,8 +116,9 @@ def _threshold(rule: dict[str, Any], now: datetime) -> tuple[datetime, str]:
     return start, f"{years} years before now is {start.date().isoformat()}"
 
 
-def _by_rule(pq: ParsedQuestion, rule: dict[str, Any]) -> Generator[Call, dict[str, Any], bool]:
-    """Judge "due" by ``rule``; False (nothing answered) when the adult rule does not apply to the patient."""
+def _by_rule(pq: ParsedQuestion, rule: dict[str, Any]) -> Generator[Call, dict[str, Any], bool | str]:
+    """Judge "due" by ``rule`` (True: answered); else why the adult rule does not apply to the patient (nothing
+    answered)."""
     from fhirqa.agent.backends.offline.plans import _day, _instant, _row, final
 
     assert pq.now is not None
@@ -125,11 +128,11 @@ def _by_rule(pq: ParsedQuestion, rule: dict[str, Any]) -> Generator[Call, dict[s
     try:
         born = date.fromisoformat(str(birth)[:10])
     except ValueError:
-        return False  # no age: the adult schedule cannot be said to apply
+        return "The record gives no birth date, so the adult schedule cannot be said to apply."
     now_day = pq.now.date()
     age = now_day.year - born.year - ((now_day.month, now_day.day) < (born.month, born.day))
     if age < int(rule.get("min_age") or 0):
-        return False
+        return f"The adult {rule['name']} schedule fhirqa knows does not apply at {age} years."
     found = yield ("get_resources", {"view": "immunization"})
     doses: list[str] = []
     if found.get("count"):

@@ -104,7 +104,14 @@ def _aware(moment: datetime, now: datetime) -> datetime:
 def plan_then_now(pq: ParsedQuestion, asked: ThenNow) -> Generator[Call, dict[str, Any], bool]:
     """Latest value vs the value nearest ``then``, per analyte; False when the item is not a result (or, for a
     change over a window, when the window holds two values of it to compare)."""
-    from fhirqa.agent.backends.offline.plans import _iso, _row, _row_value, analyte_handles, find_records
+    from fhirqa.agent.backends.offline.plans import (
+        _analytes,
+        _iso,
+        _row,
+        _row_value,
+        analyte_handles,
+        find_records,
+    )
 
     words = _spec()
     then = asked.then
@@ -121,12 +128,16 @@ def plan_then_now(pq: ParsedQuestion, asked: ThenNow) -> Generator[Call, dict[st
     if asked.inside_first and asked_window is not None:
         # "how much has it changed over the past year?": the window's first and last when it holds two of each
         inside = yield ("filter_by_date", {"records": found[1]["handle"], "start": _iso(then), "end": _iso(pq.now)})
-        handles: list[str] = []
+        counts: list[int] = []
         if inside.get("count"):
-            handles = yield from analyte_handles("observation", inside["handle"])
-        counts = []
-        for handle in handles:
-            counts.append((yield ("count_values", {"records": handle})).get("count") or 0)
+            # per analyte (systolic and diastolic apart; two names of one test together), by lookups that cite
+            # nothing: a question passed on must not carry the rows looked at as its evidence
+            for names in _analytes(list(found[1].get("items") or [])).values():
+                total = 0
+                for name in names:
+                    one = yield ("filter_by_value", {"records": inside["handle"], "op": "==", "value": name, "field": "name"})
+                    total += int(one.get("count") or 0)
+                counts.append(total)
         if not counts or min(counts) != 1:
             # two values inside: the window's own first and last; none: nothing changed in it (the window's plan says so)
             pq.window, pq.entity = asked_window, original
