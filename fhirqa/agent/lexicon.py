@@ -325,6 +325,13 @@ class Lexicon:
         keys: list[str] = []
         i = 0
         while i < len(norm):
+            longer = self._respelt_longer(norm, i)
+            if longer is not None:
+                # "hemoglobn a1c": a slip the lexicon corrects ("hemoglobn" = hemoglobin) that, corrected, begins a
+                # longer known term ("hemoglobin a1c") reads as that term, not as two
+                keys.append(longer[0])
+                i += longer[1]
+                continue
             for width in range(min(MAX_WORDS, len(norm) - i), 0, -1):
                 key = " ".join(norm[i : i + width])
                 if (key in self._index or key in self._classes) and self._allowed(
@@ -336,6 +343,21 @@ class Lexicon:
             else:
                 i += 1
         return keys
+
+    def _respelt_longer(self, norm: list[str], i: int) -> tuple[str, int] | None:
+        """(key, words) when ``norm[i]`` is a one-word alias whose term, written out, starts a longer known alias
+        with the words after it; None otherwise."""
+        if i + 1 >= len(norm) or norm[i] not in self._index:
+            return None
+        for expansion in self._index[norm[i]]:
+            term = normalize(expansion.term)
+            if term == norm[i] or " " in term:
+                continue
+            for width in range(min(MAX_WORDS, len(norm) - i), 1, -1):
+                key = " ".join([term, *norm[i + 1 : i + width]])
+                if key in self._index:
+                    return key, width
+        return None
 
     def _allowed(self, key: str, written: str) -> bool:
         spellings = self._case_sensitive.get(key)

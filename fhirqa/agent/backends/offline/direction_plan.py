@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
+from fhirqa.agent.backends.offline.then_now_plan import names_time_back
 
 Call = tuple[str, dict[str, Any]]
 Plan = Generator[Call, dict[str, Any], None]
@@ -61,6 +62,8 @@ def direction_question(pq: ParsedQuestion) -> Direction | None:
     bare = re.search(rf"\b(?:{_alt([*spec['up'], *spec['down']])})\W*$", text) is not None
     if not (bare or re.match(r"^(?:did|has|have|is|are|was|were|do|does|am)\b", text)) or re.search(r"\bhow (?:much|many)\b", text):
         return None  # "how much did it go up" is a change; only yes/no and choice forms are directions
+    if pq.window is not None and names_time_back(text):
+        return None  # "higher than a year ago?", "up since this time last year?": against the value nearest then
     previous = re.search(rf"\b(?:{_alt(spec['previous'])})\b", text) is not None
     found = {kind: m.start() for kind in ("worse", "better", "up", "down")
              if (m := re.search(rf"\b(?:{_alt(spec[kind])})\b", text))}

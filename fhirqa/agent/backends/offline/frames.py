@@ -24,6 +24,7 @@ from fhirqa.agent.backends.offline.clinical_state_plan import plan_clinical_stat
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.conjunction_plan import item_parts, plan_parts
 from fhirqa.agent.backends.offline.consistency_plan import asks_consistency, plan_consistency
+from fhirqa.agent.backends.offline.control_plan import control_asked, plan_control
 from fhirqa.agent.backends.offline.culture_plan import culture_question, plan_cultures
 from fhirqa.agent.backends.offline.direction_plan import direction_question, plan_direction
 from fhirqa.agent.backends.offline.documented_item_plan import documented_item, plan_documented
@@ -119,6 +120,8 @@ FRAMES: tuple[Frame, ...] = (
     Frame("repletion", repletion_question, plan_repletion),
     # "what's his code status?", "full code?": what the notes write, the views do not hold
     Frame("documented item", documented_item, plan_documented),
+    # "is his diabetes controlled?", "HTN controlled?": the condition's measure against the patient's goal, else the usual
+    Frame("condition control", control_asked, plan_control),
     # "is she febrile?", "any hypotension in the last 24h?", "febrile or hypoxic o/n?": thresholds on measurements
     Frame("clinical state", states_asked, plan_clinical_states),
     # "last K and Mg?", "any history of MI or stroke?": each item asked, the answers joined

@@ -341,6 +341,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         pq.unit = {"grams": "g", "gram": "g", "milligrams": "mg", "milligram": "mg", "micrograms": "mcg",
                    "microgram": "mcg"}.get(asked_in.group(1), asked_in.group(1))
     pq.entity = "" if pq.stay_event else _written_case(_entity(rest, pq), question)
+    pq.entity = _class_with_example(pq.entity)
     if pq.intent == "active_list" and pq.window is None and _current_list(rest) is not None:
         # "home meds?", "active outpatient meds": the words place the list; they name no item or visit class
         pq.entity, pq.encounter_class = "", None
@@ -884,7 +885,7 @@ def asks_range(text: str) -> bool:
 
 
 def _aggregate(text: str) -> str | None:
-    if asks_range(text):
+    if asks_range(re.sub(r"\([^)]*\)", " ", text)):  # "(CKD range)" is an aside, not a range asked
         return "range"  # before max/min: "highest and lowest" asks for both
     for op, pattern in (
         ("mean", r"\baverag\w*|\bmean\b|\bavg\b|\btypical\b"),
@@ -1412,6 +1413,20 @@ def _words_pattern(key: str, field: str) -> re.Pattern[str] | None:
 
 
 @lru_cache(maxsize=1)
+def _class_with_example(entity: str) -> str:
+    """"ARB like losartan", "a statin such as atorvastatin": a drug class named with an example is the class (its
+    members include the example); any other "X like Y" is left as written."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    found = re.fullmatch(r"(?P<cls>.+?)\s+(?:like|such as|e\.?g\.?|eg|for example|say)\s+(?P<example>.+)", entity, re.I)
+    if found is None:
+        return entity
+    lexicon = Lexicon.load()
+    members = lexicon.class_members(found.group("cls"))
+    example = lexicon.drug_generic(found.group("example")) or found.group("example").lower()
+    return found.group("cls") if members and example in members else entity
+
+
 def _lay_items() -> tuple[tuple[str, str], ...]:
     """(phrase, means) of ``question_words.json`` ``lay_items``, longest phrase first."""
     entries = (_question_words().get("lay_items") or {}).get("entries", [])

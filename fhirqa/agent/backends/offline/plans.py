@@ -751,6 +751,25 @@ def _entity_label(pq: ParsedQuestion) -> str:
     return as_written(pq.entity, pq.text) or "matching records"  # "I/O" as asked, not "i/o"
 
 
+def _strength(pq: ParsedQuestion, row: dict[str, Any]) -> tuple[float, str] | None:
+    """The strength a drug's name states ("Hydrochlorothiazide 25 MG" → 25 mg) when the question asks its dose and
+    the order's own dose is not a mass (``lexicon/medication_regimen.json`` ``strength``); None otherwise."""
+    from fhirqa.project import lexicon_file
+
+    spec = lexicon_file("medication_regimen.json").get("strength") or {}
+    text = " ".join(pq.text.lower().split())
+    if not spec or not re.search(spec["asks"], text) or re.search(spec["not"], text):
+        return None
+    if row.get("dose") is not None and str(row.get("dose_unit") or "").lower() in spec["mass_units"]:
+        return None  # the order states its dose in a mass: that is the answer
+    name = str(row.get("medication_name") or "")
+    found = re.findall(spec["in_name"], name, flags=re.I)
+    if len(found) != 1 or "/" in name:
+        return None  # several ingredients or a concentration: no one strength
+    number, unit = found[0]
+    return float(number), unit.lower()
+
+
 def plan_value(pq: ParsedQuestion) -> Plan:
     """Latest / first value of an item, optionally within a window; several items (BP) each answered."""
     got = yield from scoped(pq, f"{_entity_label(pq)} results")
@@ -766,6 +785,12 @@ def plan_value(pq: ParsedQuestion) -> Plan:
             and _asks_which(pq):
         pq.list_kind = "medication"  # "what statins is she on?": the class's members on the active list
         yield from plan_active_list(pq)
+        return
+    if how == "lexicon:class" and view == "medication" and re.fullmatch(r"[a-z'-]+(?: [a-z'-]+)?", " ".join(
+            pq.text.lower().split()).strip(" ?.!")) and pq.window is None:
+        # "statin?", "beta blocker?": the class alone asks whether she is on one, not the dose of the latest order
+        pq.intent, pq.list_kind, pq.views, pq.kind_cued = "active_check", "medication", ["medication"], True
+        yield from plan_active_check(pq)
         return
     if how == "lexicon:class" and view != "observation" and _asks_which(pq):
         # "what surgeries has she had?", "PSH?": the class's members in the record, each once (not the latest one)
@@ -797,6 +822,15 @@ def plan_value(pq: ParsedQuestion) -> Plan:
             parts.append(f"{label(row, pq.entity)} was on {_day(_row_time(row))}")
             continue
         value, unit = _row_value(view, row)
+        strength = _strength(pq, row) if view == "medication" else None
+        if strength is not None:
+            # "HCTZ dose?": the strength the order's name states, since the order gives no dose in mg
+            value, unit = strength
+            answers.append(value)
+            per = f", {_fmt(row['dose'])} per dose" if row.get("dose") is not None else ""
+            parts.append(f"{row.get('medication_name')}: {_with_unit(value, unit)} (the strength its name states{per}) "
+                         f"on {_day(_row_time(row))}")
+            continue
         answers.append(value)
         parts.append(f"{row.get(name_field(view)) or pq.entity}: {_shown(row, value, unit)} on {_day(_row_time(row))}")
     word = "first" if pq.position == "first" else "most recent"
@@ -1068,6 +1102,14 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
     yield final([True], f"Yes: {name}, most recently on {_day(_row_time(row))}.")
 
 
+def _asks_latest(text: str) -> bool:
+    """Whether a threshold is asked of the latest value alone (``question_phrases.json`` ``latest_only``)."""
+    from fhirqa.project import lexicon_file
+
+    pattern = (lexicon_file("question_phrases.json").get("latest_only") or {}).get("pattern")
+    return bool(pattern and re.search(pattern, " ".join(text.lower().split())))
+
+
 def plan_threshold(pq: ParsedQuestion) -> Plan:
     """Ever above / below a value (within the window)?"""
     cmp = pq.comparison
@@ -1077,6 +1119,18 @@ def plan_threshold(pq: ParsedQuestion) -> Plan:
         yield got
         return
     view, handle = got.view, got.handle
+    if _asks_latest(pq.text):
+        # "GFR < 60 on the latest?": the latest value alone, not whether any ever was
+        row = _row((yield ("get_by_index", {"records": handle, "index": -1})))
+        value, unit = _row_value(view, row)
+        if not isinstance(value, int | float):
+            yield final([], f"The latest {_entity_label(pq)} has no numeric value to compare.", status="no-data")
+            return
+        met = {"<": value < cmp.value, "<=": value <= cmp.value, ">": value > cmp.value, ">=": value >= cmp.value,
+               "==": value == cmp.value}.get(cmp.op, False)
+        yield final([met], f"{'Yes' if met else 'No'}: the latest {label(row, pq.entity)} was {_with_unit(value, unit)} "
+                    f"on {_day(row.get('time'))} ({'' if met else 'not '}{cmp.op} {_fmt(cmp.value)}).")
+        return
     hits = yield ("filter_by_value", {"records": handle, "op": cmp.op, "value": cmp.value})
     window = f" {pq.window.label}" if pq.window else ""
     if hits.get("count"):
@@ -1606,7 +1660,7 @@ def plan_active_list(pq: ParsedQuestion) -> Plan:
             active = yield ("filter_by_date", {"records": active["handle"], "start": _iso(at), "field": "abatement_time",
                                                "include_missing": True})
             if active.get("count") and pq.at_time is None:
-                active = yield from _clinically_active(active)
+                active = yield from _clinically_active(active, at)
     if pq.aggregate == "absent":  # "NKDA?": whether the list holds no item of the category asked
         yield from _none_of_category(pq, view, active, when)
         return
@@ -1668,8 +1722,24 @@ def _plural(kind: str) -> str:
     return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
 
 
-def _clinically_active(result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
-    """Conditions still open by their clinical status (an MI charted 'inactive' without an end date is over)."""
+def _clinically_active(result: dict[str, Any], at: datetime | str | None = None) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+    """Conditions still open by their clinical status (an MI charted 'inactive' without an end date is over).
+
+    With ``at``, a condition whose abatement lies after ``at`` is open then whatever its status says: the status is
+    the record's last word, written when it resolved, later than ``at`` (a colon polyp found in 1991 and removed in
+    1992 is on the list of a question asked in March 1992)."""
+    dated: dict[str, Any] = {}
+    if at is not None and result.get("count"):
+        start = at if isinstance(at, str) else _iso(at)
+        dated = yield ("filter_by_date", {"records": result["handle"], "start": start, "field": "abatement_time"})
+    result = yield from _open_by_status(result)
+    if dated.get("count") and result.get("handle"):
+        result = yield ("combine_evidence", {"handles": [result["handle"], dated["handle"]]})
+    return result
+
+
+def _open_by_status(result: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any]]:
+    """The conditions whose clinical status is not a closed one."""
     for closed in ("inactive", "resolved", "remission"):
         if not result.get("count"):
             break
@@ -1743,6 +1813,11 @@ def plan_started(pq: ParsedQuestion) -> Plan:
         if earlier.get("count"):
             before = yield ("filter_by_value", {"records": earlier["handle"], "op": "==", "value": name,
                                                 "field": name_field(view)})
+            if before.get("count") and view == "condition" and row.get("onset_time") is not None:
+                # a problem that had resolved before this onset is a new episode ("viral sinusitis" again), not the
+                # same diagnosis carried on
+                before = yield ("filter_by_date", {"records": before["handle"], "start": str(row["onset_time"]),
+                                                   "field": "abatement_time", "include_missing": True})
             if before.get("count"):
                 renewed.append(name)
                 continue
@@ -1877,7 +1952,7 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
         if started.get("count"):
             active = yield ("filter_by_date", {"records": started["handle"], "start": at, "field": "abatement_time", "include_missing": True})
             if active.get("count") and pq.at_time is None:
-                active = yield from _clinically_active(active)
+                active = yield from _clinically_active(active, at)
     if active.get("count"):
         row = _row((yield ("get_by_index", {"records": active["handle"], "index": -1})))
         yield final([True], f"Yes: {row.get(name_field(view))} is active (since {_day(_row_time(row))}).")

@@ -43,6 +43,10 @@ def purpose_named(phrase: str) -> str | None:
 def ask_as_class(pq: ParsedQuestion, drug_class: str) -> None:
     """Turn ``pq`` into the same question about ``drug_class``: whether one is active, or which are."""
     pq.entity, pq.list_kind, pq.views = drug_class, "medication", ["medication"]
-    asks_which = re.match(r"^\s*(?:what|which|list|name)\b", pq.text.lower()) is not None
+    text = " ".join(pq.text.lower().split()).strip(" ?.!")
+    # "what's she on for BP?", and "BP regimen?", "current HTN meds": a list; "is she on anything for pain?": a yes/no
+    asks_which = re.match(r"^\s*(?:what|which|list|name)\b", text) is not None or (
+        re.search(r"\b(?:regimen|meds|medications|medicines|drugs|rx|therapy|treatment)$", text) is not None
+        and re.match(r"^(?:is|are|was|were|does|do|did|has|have|any|on)\b", text) is None)
     pq.intent = "active_list" if asks_which else "active_check"
     pq.notes.append(f"'for …' read as the drug class {drug_class!r} (lexicon/medication_purposes.json)")

@@ -49,6 +49,11 @@ class Route:
     kind_check: bool = False  # "last imaging an x-ray?": whether the latest record is of the kind named
 
 
+def view_spec(view: str) -> dict[str, Any]:
+    """The words of one record view (``lexicon/record_views.json``), read-only."""
+    return dict(_data()["views"][view])
+
+
 def _matches(patterns: list[str], text: str) -> bool:
     return any(re.search(p, text) for p in patterns)
 

@@ -37,6 +37,8 @@ def regimen_asked(pq: ParsedQuestion) -> str | None:
     """The drug whose regimen the question asks for, or None."""
     spec = _spec()
     text = " ".join(pq.text.lower().replace("’", "'").split())
+    if pq.intent == "active_list" and pq.list_kind == "medication":
+        return None  # "BP regimen?": read as the class that treats it, whose active members are the answer
     if not any(re.search(p, text) for p in spec["asks"]) or any(re.search(p, text) for p in spec["not"]):
         return None
     filler = [*spec["filler"], *re.findall(r"\bq\s?\d+\s?h?\b", text)]

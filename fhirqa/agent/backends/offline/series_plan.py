@@ -28,6 +28,9 @@ class _Spec:
     count_words: dict[str, int]
     limit: re.Pattern[str]
     shown: int
+    latest_two: re.Pattern[str]
+    counted: re.Pattern[str]
+    only_part: re.Pattern[str]
 
 
 @lru_cache(maxsize=1)
@@ -44,6 +47,9 @@ def _spec() -> _Spec:
         limit=re.compile(rf"\b(?:last|latest|past|previous|prior|recent|most recent|first)\s+({number})\s+"
                          rf"(?!(?:{spec['not_units']})\b)"),
         shown=int(spec["shown"]),
+        latest_two=re.compile("|".join(f"(?:{p})" for p in spec.get("latest_two", [])) or "(?!)"),
+        counted=re.compile("|".join(f"(?:{p})" for p in spec.get("counted", [])) or "(?!)"),
+        only_part=re.compile(spec.get("only_part") or "(?!)"),
     )
 
 
@@ -53,6 +59,7 @@ class Series:
 
     limit: int = 0
     first: bool = False
+    words: str = ""  # the words that asked for the run ("and the one before"), no part of the item
 
 
 def series_asked(pq: ParsedQuestion) -> Series | None:
@@ -61,6 +68,15 @@ def series_asked(pq: ParsedQuestion) -> Series | None:
         return None
     spec = _spec()
     text = " ".join(pq.text.lower().replace("’", "'").split())
+    said = spec.latest_two.search(text) or spec.counted.search(text)
+    if said is not None and pq.intent == "value":
+        # "last GFR and the one before", "two most recent LDL results", "BP at the last 3 visits": a run, though
+        # 'last' alone would ask for one value
+        rest = re.sub(r"\b(?:most recent|latest|last|current|previous|prior)\b", " ", text[:said.start()] + " " + text[said.end():])
+        if not spec.series_not.search(rest):
+            number = next((g for g in said.groups() if g), None) if said.re is spec.counted else None
+            limit = 2 if number is None else (int(number) if number.isdigit() else spec.count_words.get(number, 0))
+            return Series(limit=max(0, limit), words=said.group(0))
     if not spec.series.search(text) or spec.series_not.search(text):
         return None
     found = spec.limit.search(text)
@@ -86,8 +102,21 @@ def plan_series(pq: ParsedQuestion, asked: Series) -> Generator[Call, dict[str, 
     """
     from fhirqa.agent.backends.offline.plans import _empty_window, _entity_label, find_records, windowed
 
+    if asked.words:
+        said = set(re.findall(r"[a-z0-9]+", asked.words))
+        pq.entity = " ".join(w for w in pq.entity.split() if w.lower() not in said) or pq.entity
     pq.entity = _without_count_words(pq.entity)
-    found = yield from find_records(pq, views=["observation"])
+    found = None
+    part = _spec().only_part.search(" ".join(pq.text.lower().split()))
+    if part is not None:
+        # "BP at the last 3 visits - just the systolics": that part alone, when the record has results of it
+        found = yield from find_records(pq, views=["observation"], entity=part.group("part"))
+        if found is not None and found[1].get("count") and not found[1].get("ambiguous"):
+            pq.entity = part.group("part")
+        else:
+            found = None
+    if found is None:
+        found = yield from find_records(pq, views=["observation"])
     if found is None or not found[1].get("count") or found[1].get("ambiguous"):
         return False  # not a result: the question's other plans answer it
     handle = found[1]["handle"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -19,46 +20,128 @@ from typing import Any
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 
 Call = tuple[str, dict[str, Any]]
+_POINT_DAYS = 7  # a window no longer than this, ending before now, is a time back ("a year ago", "last week")
 _SHARE = 3  # the tolerance is the distance back over this (a year back: four months either side)
 
 
+@dataclass(frozen=True)
+class ThenNow:
+    """What a then-and-now question asks: the time back, a direction for a yes/no ('up' / 'down'), and whether the
+    window's own first and last values answer instead when it holds two ('change over the past year')."""
+
+    then: datetime
+    direction: str | None = None
+    inside_first: bool = False
+
+
+@dataclass(frozen=True)
+class _Words:
+    asks: re.Pattern[str]
+    filler: frozenset[str]
+    time_back: re.Pattern[str]
+    change_over: re.Pattern[str]
+    up: re.Pattern[str]
+    down: re.Pattern[str]
+
+
+def _alt(patterns: list[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns) or "(?!)")
+
+
+def _phrases(words: list[str]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b")
+
+
 @lru_cache(maxsize=1)
-def _spec() -> tuple[re.Pattern[str], frozenset[str]]:
+def _spec() -> _Words:
     from fhirqa.project import lexicon_file
 
     spec = lexicon_file("value_series.json")["then_and_now"]
-    return re.compile("|".join(f"(?:{p})" for p in spec["asks"])), frozenset(spec["filler"])
+    direction = lexicon_file("patient_voice.json").get("direction") or {}
+    return _Words(_alt(spec["asks"]), frozenset(spec["filler"]), _alt(spec.get("time_back", [])),
+                  _alt(spec.get("change_over", [])), _phrases([*direction.get("up", []), *spec.get("up", [])]),
+                  _phrases([*direction.get("down", []), *spec.get("down", [])]))
 
 
-def then_now_asked(pq: ParsedQuestion) -> datetime | None:
+def names_time_back(text: str) -> bool:
+    """Whether ``text`` compares with a time back ("since last year", "than a year ago", "compared with last
+    year"), so an up/down or change question is the latest against the value nearest then."""
+    return _spec().time_back.search(" ".join(text.lower().split())) is not None
+
+
+def then_now_asked(pq: ParsedQuestion) -> ThenNow | None:
     """The past instant the latest value is compared with, when the question asks so; None otherwise."""
-    if pq.intent != "value" or pq.window is None or pq.window.start is None or not pq.entity or pq.now is None:
+    if pq.window is None or pq.window.start is None or not pq.entity or pq.now is None:
         return None
-    asks, _ = _spec()
-    if not asks.search(" ".join(pq.text.lower().split())):
-        return None
+    if pq.intent not in ("value", "change", "exists") or re.search(r"\d{4}", pq.window.label or ""):
+        return None  # "change since 2017": a calendar start, last minus first from 1 January
+    words = _spec()
+    text = " ".join(pq.text.lower().split())
     start = _aware(pq.window.start, pq.now)
     end = _aware(pq.window.end, pq.now) if pq.window.end is not None else pq.now
-    if abs((end - pq.now).total_seconds()) < 60:  # a span up to now ("last year"): its start is the time back
-        return start
-    return start + (end - start) / 2
+    span = abs((end - pq.now).total_seconds()) < 60  # a span up to now ("last year"): its start is the time back
+    if not span and end - start > timedelta(days=_POINT_DAYS):
+        return None  # "net change in BMI in '18": a past period, not a time back
+    then = start if span else start + (end - start) / 2
+    up, down = words.up.search(text), words.down.search(text)
+    direction = None if bool(up) == bool(down) else ("up" if up else "down")
+    back = words.time_back.search(text) is not None
+    if pq.intent == "value":
+        return ThenNow(then, direction) if words.asks.search(text) or (back and direction) else None
+    if pq.intent == "exists":  # "is his SBP higher than a year ago?": a yes/no about the direction
+        # only with the comparison said ("than", "since", "compared with"): "was it higher a year ago?" asks the
+        # other way round
+        return ThenNow(then, direction) if direction and back else None
+    if back or not span:  # "weight change since last year", "BMI changed since 2 years ago"
+        return ThenNow(then)
+    return ThenNow(then, inside_first=True) if words.change_over.search(text) else None
 
 
 def _aware(moment: datetime, now: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=now.tzinfo)
 
 
-def plan_then_now(pq: ParsedQuestion, then: datetime) -> Generator[Call, dict[str, Any], bool]:
-    """Latest value vs the value nearest ``then``, per analyte; False when the item is not a result."""
-    from fhirqa.agent.backends.offline.plans import _iso, _row, _row_value, analyte_handles, find_records
+def plan_then_now(pq: ParsedQuestion, asked: ThenNow) -> Generator[Call, dict[str, Any], bool]:
+    """Latest value vs the value nearest ``then``, per analyte; False when the item is not a result (or, for a
+    change over a window, when the window holds two values of it to compare)."""
+    from fhirqa.agent.backends.offline.plans import (
+        _analytes,
+        _iso,
+        _row,
+        _row_value,
+        analyte_handles,
+        find_records,
+    )
 
-    _, filler = _spec()
-    pq.entity = " ".join(w for w in pq.entity.split() if w not in filler) or pq.entity
+    words = _spec()
+    then = asked.then
+    original = pq.entity
+    entity = words.down.sub(" ", words.up.sub(" ", pq.entity.lower())) if asked.direction else pq.entity
+    entity = re.sub(r"\b(?:than|since|compared|to|with|this time|last year|ago|up|down)\b", " ", entity) \
+        if asked.direction else entity
+    pq.entity = " ".join(w for w in entity.split() if w not in words.filler) or pq.entity
     asked_window, pq.window = pq.window, None  # the window names the time back, not a filter on the latest value
     found = yield from find_records(pq, views=["observation"], numeric=True)
     if found is None or not found[1].get("count") or found[1].get("ambiguous"):
-        pq.window = asked_window
+        pq.window, pq.entity = asked_window, original
         return False
+    if asked.inside_first and asked_window is not None:
+        # "how much has it changed over the past year?": the window's first and last when it holds two of each
+        inside = yield ("filter_by_date", {"records": found[1]["handle"], "start": _iso(then), "end": _iso(pq.now)})
+        counts: list[int] = []
+        if inside.get("count"):
+            # per analyte (systolic and diastolic apart; two names of one test together), by lookups that cite
+            # nothing: a question passed on must not carry the rows looked at as its evidence
+            for names in _analytes(list(found[1].get("items") or [])).values():
+                total = 0
+                for name in names:
+                    one = yield ("filter_by_value", {"records": inside["handle"], "op": "==", "value": name, "field": "name"})
+                    total += int(one.get("count") or 0)
+                counts.append(total)
+        if not counts or min(counts) != 1:
+            # two values inside: the window's own first and last; none: nothing changed in it (the window's plan says so)
+            pq.window, pq.entity = asked_window, original
+            return False
     assert pq.now is not None
     half = ((asked_window.end or pq.now) - asked_window.start) / 2 if asked_window and asked_window.start else timedelta(0)
     tolerance = max(abs(pq.now - then) / _SHARE, abs(half), timedelta(hours=1))
@@ -82,7 +165,7 @@ def plan_then_now(pq: ParsedQuestion, then: datetime) -> Generator[Call, dict[st
         (a, _), (b, _) = _row_value("observation", latest), _row_value("observation", old)
         diff = (yield ("calculate_difference", {"a": a, "b": b})) if _number(a) and _number(b) else None
         pairs.append((latest, old, diff))
-    yield _final(pq, label, then, tolerance, pairs)
+    yield _final(pq, label, then, tolerance, pairs, asked.direction)
     return True
 
 
@@ -97,7 +180,8 @@ def _number(value: Any) -> bool:
 
 
 def _final(pq: ParsedQuestion, label: str, then: datetime, tolerance: timedelta,
-           pairs: list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]]) -> Call:
+           pairs: list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]],
+           direction: str | None = None) -> Call:
     from fhirqa.agent.backends.offline.plans import _day, _row_value, _with_unit, final
     from fhirqa.agent.backends.offline.plans import label as name_of
 
@@ -121,4 +205,7 @@ def _final(pq: ParsedQuestion, label: str, then: datetime, tolerance: timedelta,
             units.add(unit)
     if not answers:
         return final([], " ".join(texts), status="no-data")
+    if direction is not None:  # "is it higher than a year ago?": whether every part moved that way
+        moved = all(d > 0 if direction == "up" else d < 0 for d in answers)
+        return final([moved], f"{'Yes' if moved else 'No'}: " + " ".join(texts))
     return final(answers, " ".join(texts), unit=units.pop() if len(units) == 1 else None)

@@ -34,7 +34,7 @@ _FIRST = re.compile(r"\b(?:first|earliest|1st)\b")
 class VisitQuestion:
     """A question about the diagnoses of a visit ("dx"), or a count of visits since another ("since")."""
 
-    kind: str  # "dx" | "since" | "when" | "field"
+    kind: str  # "dx" | "since" | "new_since" | "when" | "field"
     visit_class: str | None  # the class of the visit asked about ("EMER"), or CHECKUP
     anchor_class: str | None = None  # "since": the class of the anchoring visit
     first: bool = False  # "when": the first such visit (else the latest)
@@ -76,6 +76,11 @@ def visit_question(pq: ParsedQuestion) -> VisitQuestion | None:
         if anchor and what != anchor:
             return VisitQuestion("since", what, anchor)
         return None
+    new = re.search(r"\b(?:new|newly)\b.*?\b(?:diagnos\w*|dx(?:'?d|s|es)?|problems?|conditions?)\b.*?\bsince (?:my|his|her|their|"
+                    r"the|pt'?s?) (?:last|latest|most recent|previous) (?P<anchor>[\w' -]+?)(?: visit| exam)?\s*$", text)
+    if new and _visit_class(new.group("anchor")) is not None:
+        # "any new diagnoses since her last physical?": conditions with an onset after that visit began
+        return VisitQuestion("new_since", None, _visit_class(new.group("anchor")))
     when = re.match(r"^(?:when|what (?:day|date))\s+(?:was|were|is|did i have|did (?:he|she|they) have)\s+(?:my|his|her|their|the)\s+"
                     r"(?:(?P<first>first|earliest)|last|latest|most recent|previous)\s+(?P<what>[\w' -]+?)\s*$", text)
     if when and _visit_class(when.group("what")) == CHECKUP:
@@ -114,6 +119,8 @@ def plan_visit(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
         yield from _field(pq, asked)
     elif asked.kind == "when":
         yield from _visit_date(pq, asked)
+    elif asked.kind == "new_since":
+        yield from _new_since(pq, asked)
     else:
         yield from _since(pq, asked)
 
@@ -235,6 +242,42 @@ def _since(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
     noun = " ".join(filter(None, [what, "visit" if count == 1 else "visits"]))
     yield final([count], f"{count} {noun} since your last {anchor_label} visit "
                 f"({_day(anchor.get('start_time'))}).")
+
+
+def _new_since(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
+    """Conditions with an onset after the start of the latest visit of the anchor's kind, up to now; a visit begun
+    within ``current_hours`` of now is the visit in progress, and the one before it is the anchor."""
+    from fhirqa.agent.backends.offline.plans import _day, _iso, _row, final
+    from fhirqa.project import lexicon_file
+
+    anchors = yield from _visits(pq, asked.anchor_class)
+    anchor_label = _label(asked.anchor_class)
+    if not anchors.get("count"):
+        yield final([], f"The record has no {anchor_label} visit to count from.", status="no-data")
+        return
+    anchor = _row((yield ("get_by_index", {"records": anchors["handle"], "index": -1, "order_by": "start_time"})))
+    hours = float((lexicon_file("patient_voice.json").get("new_since_visit") or {}).get("current_hours") or 0)
+    began = datetime.fromisoformat(str(anchor.get("start_time")))
+    if pq.now is not None and hours and pq.now - began < timedelta(hours=hours):
+        # the visit in progress (or just over) is not "the last" one: the one before it is
+        if int(anchors["count"]) < 2:
+            yield final([], f"The only {anchor_label} visit is the current one ({_day(began.isoformat())}).", status="no-data")
+            return
+        anchor = _row((yield ("get_by_index", {"records": anchors["handle"], "index": -2, "order_by": "start_time"})))
+    start = datetime.fromisoformat(str(anchor.get("start_time"))) + timedelta(seconds=1)  # strictly after it began
+    day = _day(anchor.get("start_time"))
+    conditions = yield ("get_resources", {"view": "condition"})
+    after = {}
+    if conditions.get("count"):
+        after = yield ("filter_by_date", {"records": conditions["handle"], "start": _iso(start),
+                                          **({"end": _iso(pq.now)} if pq.now is not None else {}), "field": "onset_time"})
+    if not after.get("count"):
+        yield final([], f"No new diagnosis since the last {anchor_label} visit ({day}).")
+        return
+    names = yield ("extract_field_value", {"records": after["handle"], "field": "name"})
+    listed = list(dict.fromkeys(v["value"] if isinstance(v, dict) else v for v in names.get("values", [])))
+    yield final(listed, f"New since the last {anchor_label} visit ({day}, {anchor.get('type_name') or anchor_label}): "
+                f"{'; '.join(str(n) for n in listed)}.")
 
 
 def _visit_date(pq: ParsedQuestion, asked: VisitQuestion) -> Plan:
