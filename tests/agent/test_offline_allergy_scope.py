@@ -35,3 +35,15 @@ def test_a_drug_given_is_no_allergy(question: str) -> None:
 
 def test_an_allergy_on_the_list_is_found() -> None:
     assert offline_answer("is she allergic to anything?", VIEWS, NOW)["answer"] == [True]
+
+
+def test_the_severity_of_an_allergy_is_its_reactions_never_a_pain_score() -> None:
+    pain = {"patient_id": "p1", "ref": "Observation/pain", "name": "Pain severity - 0-10 verbal numeric rating [Score]",
+            "code": "72514-3", "value": 6.0, "unit": "{score}", "time": t("2026-06-01T10:00:00"), "category": "survey"}
+    severe = {**allergy("a2", "Peanut (substance)"), "reaction": "Anaphylaxis", "reaction_severity": "severe"}
+    views = {**VIEWS, "allergy": [VIEWS["allergy"][0], severe], "observation": [pain]}
+    got = offline_answer("how severe is her peanut allergy?", views, NOW)
+    assert got["answer"] == [severe["reaction_severity"]] and "AllergyIntolerance/a2" in got["cited"]
+    unstated = offline_answer("severity of her pollen allergy?", views, NOW)
+    assert unstated["status"] == "no-data" and "Observation/pain" not in unstated["cited"]
+    assert offline_answer("how severe is her pain?", views, NOW)["answer"] == [pain["value"]]

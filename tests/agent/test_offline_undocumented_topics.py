@@ -50,3 +50,9 @@ def test_topics_are_read_from_the_lexicon() -> None:
     assert undocumented_topic("FHx of colon cancer?") == "family history"
     assert undocumented_topic("ETOH?") == "alcohol use"
     assert undocumented_topic("last A1c?") is None
+
+
+def test_a_living_situation_is_not_whether_the_patient_is_alive() -> None:
+    for question in ("what's her living situation?", "who is she living with?", "does she live alone?"):
+        got = ask(question)
+        assert got["status"] == "no-data" and "death" not in got["text"], question

@@ -131,7 +131,7 @@ class ParsedQuestion:
     drug: str | None = None  # after_drug: the drug whose start anchors the window
     at_time: datetime | None = None  # active_list at a date
     time_unit: str = "days"
-    demographic: str | None = None  # birth_date | gender | name | deceased
+    demographic: str | None = None  # birth_date | gender | name | deceased, or a field of lexicon/demographics.json
     lookup_name: str | None = None
     lookup_birth: str | None = None
     list_kind: str | None = None  # conditions | medications | allergies | immunizations …
@@ -911,8 +911,20 @@ def _unit_word(text: str) -> str | None:
             "year": "years", "yr": "years"}[unit]
 
 
+@lru_cache(maxsize=1)
+def _demographic_fields() -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
+    from fhirqa.project import lexicon_file
+
+    fields = lexicon_file("demographics.json")["fields"]
+    return tuple((name, tuple(re.compile(p) for p in spec["asks"])) for name, spec in fields.items())
+
+
 def _demographic(text: str) -> str | None:
-    if re.search(r"\b(?:still )?alive\b|\bliving\b", text):
+    # the patient view's other facts (lexicon/demographics.json): "marital status?", "language?", "sex at birth?"
+    for name, patterns in _demographic_fields():
+        if any(p.search(text) for p in patterns):
+            return name
+    if re.search(r"\b(?:still )?alive\b|\bliving\b(?! (?:situation|arrangements?|with|alone|will|at|in)\b)", text):
         return "is_alive"
     if re.search(r"\bdate of birth\b|\bdob\b|\bbirth ?date\b|\bbirthday\b|\bwhen was .* born\b|\bborn\b", text):
         return "birth_date"

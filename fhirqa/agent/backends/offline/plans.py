@@ -1877,7 +1877,13 @@ def _age_at_encounter(pq: ParsedQuestion, person: dict[str, Any]) -> Plan:
 
 
 def plan_demographic(pq: ParsedQuestion) -> Plan:
-    """Birth date, gender, name or death from the patient view."""
+    """Birth date, gender, name or death from the patient view (or a fact of ``lexicon/demographics.json``)."""
+    from fhirqa.project import lexicon_file
+
+    spec = lexicon_file("demographics.json")["fields"].get(pq.demographic or "")
+    if spec is not None:
+        yield from _patient_fact(pq, str(pq.demographic), spec)
+        return
     field = {"birth_date": "birth_date", "gender": "gender", "name": "name", "deceased": "deceased_time",
              "is_deceased": "deceased_time", "is_alive": "deceased_time"}[pq.demographic or "name"]
     found = yield ("get_resources", {"view": "patient", "fields": ["name", field]})
@@ -1899,6 +1905,36 @@ def plan_demographic(pq: ParsedQuestion) -> Plan:
         yield final([], f"The record has no {field.replace('_', ' ')}.", status="no-data")
         return
     yield final(values[:1], f"{field.replace('_', ' ').capitalize()}: {values[0]}.")
+
+
+def _patient_fact(pq: ParsedQuestion, field: str, spec: dict[str, Any]) -> Plan:
+    """A patient view column as the record writes it, with words for a code; a yes/no ("is she married?") is
+    whether the value is one of the words the question names."""
+    also = spec.get("also")
+    found = yield ("get_resources", {"view": "patient", "fields": ["name", field, *([also] if also else [])]})
+    if not found.get("count"):
+        yield final([], "The record has no Patient resource.", status="no-data")
+        return
+    row = _row((yield ("get_by_index", {"records": found["handle"], "index": 0})))
+    raw = row.get(field)
+    if raw in (None, ""):
+        yield final([], f"The record does not state the patient's {spec['say'].lower()}.", status="no-data")
+        return
+    codes = {k.lower(): v for k, v in (spec.get("codes") or {}).items()}
+    text = str(raw)
+    words = codes.get(text.lower()) or codes.get(text.lower().split("-")[0])
+    shown = f"{words} ({text})" if words and words.lower() != text.lower() else text
+    if also and row.get(also):
+        shown = f"{shown}, {row[also]}"
+    value = words or text
+    asked = " ".join(pq.text.lower().split())
+    yes_no = pq.yes_no or re.match(r"^(?:is|are|was|were|does|do|has|have)\b", asked) is not None
+    for word, yes_values in (spec.get("yes") or {}).items():
+        if yes_no and re.search(rf"\b{re.escape(word)}", asked):
+            yes = value.lower() in {v.lower() for v in yes_values}
+            yield final([yes], f"{'Yes' if yes else 'No'}: {spec['say'].lower()} {shown}.")
+            return
+    yield final([value], f"{spec['say']}: {shown}.")
 
 
 def plan_age_at(pq: ParsedQuestion) -> Plan:
