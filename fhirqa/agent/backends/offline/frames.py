@@ -39,6 +39,7 @@ from fhirqa.agent.backends.offline.med_changes_plan import changes_asked, plan_m
 from fhirqa.agent.backends.offline.normality_plan import normality_asked, plan_normality
 from fhirqa.agent.backends.offline.note_kind_plan import note_kind_question, plan_note_kind
 from fhirqa.agent.backends.offline.note_list_plan import notes_asked, plan_note_list
+from fhirqa.agent.backends.offline.overview_plan import overview_asked, plan_overview
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.purpose_plan import ask_as_class, purpose_class
 from fhirqa.agent.backends.offline.records_plan import plan_records
@@ -114,6 +115,8 @@ FRAMES: tuple[Frame, ...] = (
     Frame("events in a window", events_asked, plan_events),
     # "any PRNs overnight?", "how many PRN tylenol doses since admit?": the doses given as needed
     Frame("PRN doses", prn_asked, plan_prn),
+    # "summarize her diabetes management", "how is his HTN doing?": the questions a clinician asks in turn
+    Frame("condition overview", overview_asked, plan_overview),
     # "is she on anything for pain?": the same question about the class that treats it
     Frame("purpose", purpose_class, _rewrite(ask_as_class), may_pass=True),
     # "how many times was K replaced?", "mag repleted today?": the salts' administrations

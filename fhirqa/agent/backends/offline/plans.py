@@ -1095,7 +1095,9 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
         yield _empty_window(pq, f"{pq.entity} records", filtered)
         return
     if filtered.get("count") == 0:
-        yield final([False], f"No {pq.entity} {pq.window.label if pq.window else ''}, although the record has it at other times.")
+        what = pq.entity or f"{_class_label(pq)} encounters"  # "any ED visits this year?": the class is the item
+        said = " ".join(filter(None, [what, pq.window.label if pq.window else ""]))
+        yield final([False], f"No {said}, although the record has some at other times.")
         return
     row = _row((yield ("get_by_index", {"records": filtered.get("handle") or found["handle"], "index": -1})))
     name = label(row, pq.entity)
