@@ -225,14 +225,8 @@ def medication_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final
     changes = changes_asked(pq) if therapy is None else None
     if therapy is None and changes is None:
         return None
-    tools = tools_for(data, person)
-    if tools is None:
-        return None
-    if pq.now is None:
-        pq.now = data.now
-    steps = plan_therapy_days(pq, therapy) if therapy is not None else plan_medication_changes(pq, *changes)  # type: ignore[misc]
-    result = tools.drive(steps)
-    return result if isinstance(result, dict) else None
+    return _drive(pq, data, person, lambda: plan_therapy_days(pq, therapy) if therapy is not None
+                  else plan_medication_changes(pq, *changes))  # type: ignore[misc]
 
 
 # -- events in a window, PRN doses --------------------------------------------------------------------------------
@@ -245,12 +239,18 @@ def events_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | N
     drug = prn_asked(pq) if events is None else None
     if events is None and drug is None:
         return None
+    return _drive(pq, data, person, lambda: plan_events(pq) if events is not None else plan_prn(pq, drug or ""))
+
+
+def _drive(pq: ParsedQuestion, data: SqlPatient, person: Any, steps: Callable[[], Any]) -> Final | None:
+    """Run the FHIR plan ``steps()`` makes over the patient's rows (at the database's now when the question names
+    none); its final answer, or None when the patient's rows cannot be read as the views."""
     tools = tools_for(data, person)
     if tools is None:
         return None
     if pq.now is None:
         pq.now = data.now
-    result = tools.drive(plan_events(pq) if events is not None else plan_prn(pq, drug or ""))
+    result = tools.drive(steps())
     return result if isinstance(result, dict) else None
 
 

@@ -14,6 +14,8 @@ import pytest
 from fhirqa.sql import ask_sql
 from tests.sql.mimic_data import build
 
+from .sqlite_tables import write_sqlite
+
 NOW = "2165-06-01T12:00:00Z"
 
 
@@ -109,15 +111,7 @@ OMOP_ROWS = {
 
 @pytest.fixture(scope="module")
 def omop(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("icd-omop") / "omop.sqlite"
-    con = sqlite3.connect(path)
-    for table, columns in OMOP_TABLES.items():
-        con.execute(f"CREATE TABLE {table} ({columns})")
-        for row in OMOP_ROWS[table]:
-            con.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(row))})", row)
-    con.commit()
-    con.close()
-    return path
+    return write_sqlite(tmp_path_factory.mktemp("icd-omop") / "omop.sqlite", OMOP_TABLES, OMOP_ROWS)
 
 
 def test_an_icd10_source_value_without_a_concept_is_matched_by_its_family(omop):

@@ -16,6 +16,8 @@ import pytest
 from fhirqa.sql import ask_sql
 from tests.sql.mimic_data import build
 
+from .sqlite_tables import write_sqlite
+
 NOW = "2164-10-25T12:00:00Z"
 SYSTOLIC, DIASTOLIC = (220179, 220050), (220180, 220051)  # NBP, arterial
 ITEMS = [(91, 220179, "Non Invasive Blood Pressure systolic", "NBPs"), (92, 220180, "Non Invasive Blood Pressure diastolic", "NBPd"),
@@ -124,15 +126,7 @@ OMOP_ROWS = {
 
 @pytest.fixture(scope="module")
 def omop(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("bp-omop") / "omop.sqlite"
-    con = sqlite3.connect(path)
-    for table, columns in OMOP_TABLES.items():
-        con.execute(f"CREATE TABLE {table} ({columns})")
-        for row in OMOP_ROWS[table]:
-            con.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(row))})", row)
-    con.commit()
-    con.close()
-    return path
+    return write_sqlite(tmp_path_factory.mktemp("bp-omop") / "omop.sqlite", OMOP_TABLES, OMOP_ROWS)
 
 
 def measured(concept: int) -> list[float]:
