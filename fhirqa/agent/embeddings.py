@@ -111,7 +111,7 @@ class SentenceTransformerModel:
         torch.set_num_threads(max(1, int(os.environ.get("FHIRQA_EMBEDDINGS_THREADS", "1"))))
         self._model = SentenceTransformer(path, device="cpu")
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dimension = int(getter())
+        self.dimension = int(getter() or 0)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, one row per text."""

@@ -51,9 +51,9 @@ def find_in_notes(ctx: ToolContext, question: str, k: int = 8, start: str | None
         return _value_at_note(ctx, notes, question, low, high, None if one_day else which)  # type: ignore[arg-type]
     whole = callable(getattr(notes, "notes", None))
     if (which or encounter_class or one_day) and whole:
-        read = _read_visit(ctx, notes, question, low, high, which, encounter_class, item)
-        if read is not None:
-            return read
+        visit = _read_visit(ctx, notes, question, low, high, which, encounter_class, item)
+        if visit is not None:
+            return visit
     elif item and whole:
         every = _read_every(ctx, notes, question, low, high, item)
         if every is not None:
@@ -271,14 +271,14 @@ def _read_note(ctx: ToolContext, notes: Any, question: str, low: datetime | None
         text = "No notes on file for this patient." if label == "note" else f"No {plural} on file for this patient."
         return {"ok": True, "found": False, "kind": "note", "anchored": True, "no_notes": True, "text": text}
     one_day = low is not None and high - low <= timedelta(days=2)
-    if one_day:
+    if one_day and low is not None:
         chosen = reader.anchored(scope, low, high)
         if not chosen:
             return {"ok": True, "found": False, "kind": "note", "anchored": True, "notes_in_scope": 0,
-                    "text": f"No {label} on {low.date().isoformat()}{_nearest(scope, low)}."}  # type: ignore[union-attr]
+                    "text": f"No {label} on {low.date().isoformat()}{_nearest(scope, low)}."}
         order = chosen
     else:
-        within = [n for n in scope if (low is None or n.time >= low) and n.time <= high]  # type: ignore[operator]
+        within = [n for n in scope if (low is None or n.time >= low) and n.time <= high]
         if not within:
             return {"ok": True, "found": False, "kind": "note", "anchored": True, "notes_in_scope": 0,
                     "text": f"No {label} between {low.date() if low else 'the start'} and {high.date()}."}

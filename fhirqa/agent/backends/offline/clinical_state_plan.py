@@ -159,7 +159,7 @@ def with_asked_number(pq: ParsedQuestion, state: dict[str, Any]) -> dict[str, An
     value, said = cmp.value, f"{cmp.value:g}{' ' + cmp.unit if cmp.unit else ''}"
     low, high = state.get("threshold_range") or (None, None)
     units = state.get("threshold_units") or []
-    if low is not None and not low <= value <= high and len(units) == 2 and not cmp.unit:
+    if low is not None and high is not None and not low <= value <= high and len(units) == 2 and not cmp.unit:
         # "spiked above 101": a number outside the item's usual range is in its other unit (°F), converted
         from fhirqa.agent.backends.offline.plans import _convert
 

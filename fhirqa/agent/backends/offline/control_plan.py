@@ -70,13 +70,11 @@ def plan_control(pq: ParsedQuestion, asked: ControlAsked) -> Generator[Call, dic
                                                "value": asked.goal_words, "field": "name"})
             if named.get("count"):
                 pq.notes.append(f"{asked.name} control read as the patient's {asked.goal_words} goal")
-                steps = plan_attainment(asked.goal_words, view_spec("goal"))
-                answer = yield from _negated(steps, asked.uncontrolled)
+                answer = yield from _negated(plan_attainment(asked.goal_words, view_spec("goal")), asked.uncontrolled)
                 return answer
     pq.entity, pq.intent = asked.measure, "value"
     pq.notes.append(f"{asked.name} control read as the latest {asked.measure} against the usual treatment goal")
-    steps = plan_normality(pq, "uncontrolled" if asked.uncontrolled else "controlled")
-    judged = yield from steps
+    judged = yield from plan_normality(pq, "uncontrolled" if asked.uncontrolled else "controlled")
     if not judged:
         yield final([], f"No {asked.measure} result on file to judge {asked.name} control by.", status="no-data")
     return True

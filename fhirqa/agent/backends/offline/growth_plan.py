@@ -162,7 +162,7 @@ def plan_growth(pq: ParsedQuestion, growth: Growth) -> Plan:
         yield _value_final(growth, row, "The most recent")
 
 
-def _shown(growth: Growth, value: float, unit: str | None) -> tuple[float, str | None, str]:
+def _shown(growth: Growth, value: Any, unit: str | None) -> tuple[float, str | None, str]:
     """(answer value, its unit, the words said): in the asked unit when it converts."""
     from fhirqa.agent.backends.offline.plans import _convert, _unit_key, _with_unit
 

@@ -738,7 +738,7 @@ def _unit_naming_item(text: str, match: Any, now: datetime) -> tuple[str, str] |
 def _names_record_kind(text: str) -> bool:
     """Whether ``text`` names a kind of record without an item ("labs before the MI", "med changes this admission":
     ``record_kinds`` of ``question_phrases.json``)."""
-    kinds = (_phrases().get("record_kinds") or {}).get("words")
+    kinds: list[str] = (_phrases().get("record_kinds") or {}).get("words") or []
     return bool(kinds) and re.search(rf"\b(?:{_alternation(kinds)})\b", text) is not None
 
 
@@ -1062,8 +1062,8 @@ def _entity(text: str, pq: ParsedQuestion) -> str:
     text = re.sub(r"\bright now\b|\bat (?:the )?moment\b|\bon file\b|\bof any kind\b|\bin total\b", " ", text)
     if (setting := setting_words()) is not None:
         text = setting.sub(" ", text)  # "anticoagulation at home": the drug class, taken at home
-    if pq.aggregate == "range" and (words := _range_words()) is not None:
-        text = words[0].sub(" ", text)  # "BP range", "how variable": the statistic, not the item
+    if pq.aggregate == "range" and (statistic := _range_words()) is not None:
+        text = statistic[0].sub(" ", text)  # "BP range", "how variable": the statistic, not the item
     if pq.aggregate in ("max", "min"):  # "how low did her K get": the frame, not the item
         text = re.sub(r"^how (?:low|high|small|big|far (?:up|down))\b", " ", text)
     text = re.sub(r"\bback\b(?=\s+(?:in|during|around|when|then)\b|\s*[?.!]*\s*$)", " ", text)  # "back in 1976"
@@ -1500,7 +1500,7 @@ def _history_check(pq: ParsedQuestion, text: str) -> None:
 def _says_started(text: str) -> bool:
     """A start word of ``started_in_window`` before a stay phrase ("new meds since admit", "what was started this
     admission"): the stay is the window of the starts, not the question."""
-    verbs = (_phrases().get("started_in_window") or {}).get("verbs")
+    verbs: list[str] = (_phrases().get("started_in_window") or {}).get("verbs") or []
     return bool(verbs) and re.search(rf"\b(?:{_alternation(verbs)})\b", text) is not None
 
 

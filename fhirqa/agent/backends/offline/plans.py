@@ -804,7 +804,9 @@ def plan_value(pq: ParsedQuestion) -> Plan:
     # a panel's components are several (systolic, diastolic), and so are a lab group's member tests ("CBC")
     one_concept = how.startswith("lexicon") and "components" not in how and not (view == "observation" and how == "lexicon:class")
     groups = [found.get("items") or []] if one_concept else item_groups(found.get("items") or [])
-    answers, parts, unit = [], [], None
+    answers: list[Any] = []
+    parts: list[str] = []
+    unit = None
     index = 0 if pq.position == "first" else -1
     for group in groups or [[]]:
         h = handle

@@ -200,7 +200,7 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         return True
     if asked is not None:
         if asked.get("all"):
-            yield from _parts(pq, got, spec, handle, what)
+            yield from _parts(pq, got, spec, str(handle), what)
             return True
         if asked.get("latest_with"):  # "who saw her last?": the latest record that names one
             named = yield ("filter_by_value", {"records": handle, "op": "exists", "field": asked["field"]})
@@ -214,12 +214,12 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         value = row.get(asked["field"])
         if value in (None, "") and got.over_notes and _note_may_say(pq):
             return False  # the visit does not code it: its note may say ("reason for the last visit?")
-        when = f" on {_day(row.get(info.time_field))}" if row.get(info.time_field) and asked["field"] != info.time_field else ""
+        on_day = f" on {_day(row.get(info.time_field))}" if row.get(info.time_field) and asked["field"] != info.time_field else ""
         if value in (None, ""):
-            yield final([], f"{row.get(info.name_field) or what}{when}: no {asked['label']} recorded.", status="no-data")
+            yield final([], f"{row.get(info.name_field) or what}{on_day}: no {asked['label']} recorded.", status="no-data")
             return True
         written = _day(value) if asked["field"].endswith("_time") else value
-        yield final([value], f"{row.get(info.name_field) or what}{when}: {asked['label']} {written}.")
+        yield final([value], f"{row.get(info.name_field) or what}{on_day}: {asked['label']} {written}.")
         return True
     if got.name and (pq.intent == "active_check" or got.active):
         row = (yield ("get_by_index", {"records": handle, "index": -1})).get("row") or {}
