@@ -29,7 +29,9 @@ Every row these steps read is cited with its table and row key, in the same evid
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
@@ -242,6 +244,27 @@ def events_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | N
     return _drive(pq, data, person, lambda: plan_events(pq) if events is not None else plan_prn(pq, drug or ""))
 
 
+# -- a drug's amount and regimen, a result's direction now --------------------------------------------------------
+def clinician_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | None:
+    """"how much vanc has he gotten so far?", "vanc dosing?", "is his creatinine rising?": the FHIR frames over the
+    patient's rows, in the FHIR table's order; None when none of them reads the question (or the drug or result is
+    not on file: the SQL reading goes on)."""
+    from fhirqa.agent.backends.offline.direction_plan import direction_question, plan_direction
+    from fhirqa.agent.backends.offline.dose_tally_plan import plan_tally, tally_asked
+    from fhirqa.agent.backends.offline.regimen_plan import plan_regimen, regimen_asked
+
+    frames: tuple[tuple[Callable[[ParsedQuestion], Any], Callable[[ParsedQuestion, Any], Any]], ...] = (
+        (direction_question, plan_direction), (tally_asked, plan_tally), (regimen_asked, plan_regimen))
+    for detect, plan in frames:
+        found = detect(pq)
+        if found is None:
+            continue
+        result = _drive(pq, data, person, partial(plan, replace(pq), found))  # a copy: plans narrow what they read
+        if result is not None:
+            return result
+    return None
+
+
 def _drive(pq: ParsedQuestion, data: SqlPatient, person: Any, steps: Callable[[], Any]) -> Final | None:
     """Run the FHIR plan ``steps()`` makes over the patient's rows (at the database's now when the question names
     none); its final answer, or None when the patient's rows cannot be read as the views."""
@@ -258,7 +281,6 @@ def _drive(pq: ParsedQuestion, data: SqlPatient, person: Any, steps: Callable[[]
 def result_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | None:
     """Whether a result is normal, high or low, the latest against a time back, a listed run of values: the FHIR
     plans over the patient's rows; None for other questions (or a plan that passes: the item is not a result)."""
-    from dataclasses import replace
 
     from fhirqa.agent.backends.offline.normality_plan import normality_asked, plan_normality
     from fhirqa.agent.backends.offline.series_plan import plan_series, series_asked

@@ -502,6 +502,9 @@ def _answer_placed(compiler: Compiler, state: dict[str, Any] | None, data: SqlPa
     over_time = frames.medication_frame(pq, data, person)  # med changes, days of therapy: the orders over time
     if over_time is not None:
         return over_time
+    asked = frames.clinician_frame(pq, data, person)  # a drug's amount or regimen, a result's direction now
+    if asked is not None:
+        return asked
     if not pq.encounter_class and pq.entity and pq.intent not in ("after_drug", "daily_dose", "active_list", "active_check"):
         named = _encounter_class_named(pq)
         items = [v for v in pq.views if v != "encounter"]

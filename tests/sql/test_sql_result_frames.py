@@ -59,3 +59,11 @@ def test_overnight_events_read_the_charted_values_as_the_fhir_path_does(db):
     answer = ask_sql("o/n events", patient_id="10006", now=NOW, connection=str(db))
     assert low[1] < 90 and "hypotensive" in answer.text  # the bedside threshold of lexicon/clinical_states.json
     assert f"chartevents/{low[0]}" in {e.ref.lower() for e in answer.evidence}
+
+
+def test_a_direction_asked_now_reads_the_stay_the_patient_is_in(db):
+    # the fixture's admission (2164-10-23) holds the question's time: its first and last values, 5 % rule
+    first, last = charted(db)[0], charted(db)[-1]
+    answer = ask_sql("is his systolic BP rising?", patient_id="10006", now=NOW, connection=str(db))
+    assert answer.answer == [(last[2] - first[2]) / first[2] > 0.05] == [True]
+    assert "this admission" in answer.text and f"{first[2]:g} mmHg" in answer.text
