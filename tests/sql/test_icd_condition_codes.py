@@ -14,7 +14,7 @@ import pytest
 from fhirqa.sql import ask_sql
 from tests.sql.mimic_data import build
 
-from .sqlite_tables import write_sqlite
+from .sqlite_tables import OMOP_CORE_TABLES, write_sqlite
 
 NOW = "2165-06-01T12:00:00Z"
 
@@ -83,12 +83,7 @@ def test_a_name_coded_outside_the_families_is_left_out_when_a_coded_one_exists(m
 
 
 OMOP_TABLES = {
-    "person": "person_id INTEGER PRIMARY KEY, gender_concept_id INTEGER, year_of_birth INTEGER, birth_datetime TEXT, "
-              "person_source_value TEXT",
-    "concept": "concept_id INTEGER PRIMARY KEY, concept_name TEXT, domain_id TEXT, vocabulary_id TEXT, "
-               "concept_class_id TEXT, concept_code TEXT",
-    "visit_occurrence": "visit_occurrence_id INTEGER PRIMARY KEY, person_id INTEGER, visit_concept_id INTEGER, "
-                        "visit_start_datetime TEXT, visit_end_datetime TEXT",
+    **OMOP_CORE_TABLES,
     "condition_occurrence": "condition_occurrence_id INTEGER PRIMARY KEY, person_id INTEGER, condition_concept_id INTEGER, "
                             "condition_start_datetime TEXT, condition_source_value TEXT, condition_source_concept_id INTEGER, "
                             "visit_occurrence_id INTEGER",

@@ -16,7 +16,7 @@ import pytest
 from fhirqa.sql import ask_sql
 from tests.sql.mimic_data import build
 
-from .sqlite_tables import write_sqlite
+from .sqlite_tables import OMOP_CORE_TABLES, write_sqlite
 
 NOW = "2164-10-25T12:00:00Z"
 SYSTOLIC, DIASTOLIC = (220179, 220050), (220180, 220051)  # NBP, arterial
@@ -101,12 +101,7 @@ def test_two_devices_at_one_time_are_two_readings(mimic):
 
 
 OMOP_TABLES = {
-    "person": "person_id INTEGER PRIMARY KEY, gender_concept_id INTEGER, year_of_birth INTEGER, birth_datetime TEXT, "
-              "person_source_value TEXT",
-    "concept": "concept_id INTEGER PRIMARY KEY, concept_name TEXT, domain_id TEXT, vocabulary_id TEXT, "
-               "concept_class_id TEXT, concept_code TEXT",
-    "visit_occurrence": "visit_occurrence_id INTEGER PRIMARY KEY, person_id INTEGER, visit_concept_id INTEGER, "
-                        "visit_start_datetime TEXT, visit_end_datetime TEXT",
+    **OMOP_CORE_TABLES,
     "condition_occurrence": "condition_occurrence_id INTEGER PRIMARY KEY, person_id INTEGER, condition_concept_id INTEGER, "
                             "condition_start_date TEXT",
     "measurement": "measurement_id INTEGER PRIMARY KEY, person_id INTEGER, measurement_concept_id INTEGER, "
