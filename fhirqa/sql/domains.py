@@ -31,7 +31,7 @@ from fhirqa.sql.schema import Schema, builtin
 
 COLUMNS = ("tbl", "row_id", "name", "code", "source_code", "value", "value_text", "unit", "time", "end_time", "kind",
            "status", "class_code", "alt_class", "sig", "quantity", "days_supply", "dose", "dose_unit", "category",
-           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank", "arrival")
+           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank", "arrival", "reason")
 _NUMERIC = {"row_id", "value", "quantity", "days_supply", "dose", "encounter_id", "rank"}
 _TIMES = {"time", "end_time", "arrival"}
 VIEWS = ("observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy")
@@ -352,7 +352,8 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         b.values.update(name=b.first(b.col("admission_type"), "'admission'"), code=b.col("admission_type"), class_code="'IMP'",
                         alt_class=f"CASE WHEN {' OR '.join(emer)} THEN 'EMER' END" if emer else "NULL",
                         time=b.col("admittime"), end_time=b.col("dischtime"), name_col=b.lit("admissions.admission_type"),
-                        time_col=b.lit("admissions.admittime"), status=b.col("discharge_location"), encounter_id=b.col("hadm_id"))
+                        time_col=b.lit("admissions.admittime"), status=b.col("discharge_location"), encounter_id=b.col("hadm_id"),
+                        reason=b.col("diagnosis"))  # the admitting diagnosis as written ("SEPSIS", "CHEST PAIN")
         if b.col("edregtime") != "NULL":
             # labs drawn in the ED before ADMITTIME belong to the stay ("K on admission" is often an ED draw)
             ed, admit = d.ts(b.col("edregtime")), d.ts(b.col("admittime"))

@@ -265,6 +265,18 @@ def clinician_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final 
     return None
 
 
+def stay_field_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | None:
+    """"reason for admission", "why was he admitted?", "admitting dx?": what the stay's own row says (MIMIC-III
+    ``admissions.diagnosis``), by the FHIR visit plan over the patient's rows; None for other questions. Read
+    before the stay becomes a window, as the FHIR path does."""
+    from fhirqa.agent.backends.offline.visit_plan import plan_visit, visit_question
+
+    asked = visit_question(pq)
+    if asked is None or asked.kind != "field":
+        return None
+    return _drive(pq, data, person, partial(plan_visit, replace(pq), asked))
+
+
 def _drive(pq: ParsedQuestion, data: SqlPatient, person: Any, steps: Callable[[], Any]) -> Final | None:
     """Run the FHIR plan ``steps()`` makes over the patient's rows (at the database's now when the question names
     none); its final answer, or None when the patient's rows cannot be read as the views."""

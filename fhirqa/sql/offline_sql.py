@@ -468,6 +468,9 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
     asked = diagnosis_question(pq)
     if asked is not None:
         return encounter_diagnoses(compiler, *asked)
+    field = frames.stay_field_frame(pq, data, person)  # "reason for admission": the stay's own row, not a window
+    if field is not None:
+        return field
     if pq.window is not None and pq.window.anchor in STAY_ANCHORS and pq.intent not in ("age", "demographic"):
         stay = resolve_stay(data, pq.window)
         if stay is None:

@@ -67,3 +67,16 @@ def test_a_direction_asked_now_reads_the_stay_the_patient_is_in(db):
     answer = ask_sql("is his systolic BP rising?", patient_id="10006", now=NOW, connection=str(db))
     assert answer.answer == [(last[2] - first[2]) / first[2] > 0.05] == [True]
     assert "this admission" in answer.text and f"{first[2]:g} mmHg" in answer.text
+
+
+def test_the_reason_for_admission_is_the_stays_admitting_diagnosis(db):
+    con = sqlite3.connect(db)
+    try:
+        (reason,) = con.execute("SELECT DIAGNOSIS FROM ADMISSIONS WHERE SUBJECT_ID = 10006 AND ADMITTIME <= ? "
+                                "ORDER BY ADMITTIME DESC LIMIT 1", (NOW[:10] + " 23:59:59",)).fetchone()
+    finally:
+        con.close()
+    for question in ("reason for admission", "why was he admitted?", "admitting dx?"):
+        answer = ask_sql(question, patient_id="10006", now=NOW, connection=str(db))
+        assert answer.answer == [reason] == ["SEPSIS"], question
+        assert any(e.ref.lower().startswith("admissions/") for e in answer.evidence), question
