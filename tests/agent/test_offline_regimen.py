@@ -87,3 +87,8 @@ def test_frequency_words_follow_ucum_periods() -> None:
     assert frequency_words(row(1, 1, "wk")) == "once a week"
     assert frequency_words({"timing_code": "BID"}) == "BID"
     assert frequency_words({}) is None
+
+
+def test_how_much_is_she_getting_in_the_present_is_the_regimen() -> None:
+    assert ask("how much heparin is she getting?")["answer"] == ["5000 units SC every 8 hours"]
+    assert ask("how much metformin is she on")["answer"] == ["500 mg oral twice a day"]
