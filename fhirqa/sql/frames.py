@@ -253,16 +253,8 @@ def clinician_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final 
     from fhirqa.agent.backends.offline.dose_tally_plan import plan_tally, tally_asked
     from fhirqa.agent.backends.offline.regimen_plan import plan_regimen, regimen_asked
 
-    frames: tuple[tuple[Callable[[ParsedQuestion], Any], Callable[[ParsedQuestion, Any], Any]], ...] = (
-        (direction_question, plan_direction), (tally_asked, plan_tally), (regimen_asked, plan_regimen))
-    for detect, plan in frames:
-        found = detect(pq)
-        if found is None:
-            continue
-        result = _drive(pq, data, person, partial(plan, replace(pq), found))  # a copy: plans narrow what they read
-        if result is not None:
-            return result
-    return None
+    return _first_frame(pq, data, person, ((direction_question, plan_direction), (tally_asked, plan_tally),
+                                           (regimen_asked, plan_regimen)))
 
 
 def stay_field_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | None:
@@ -275,6 +267,26 @@ def stay_field_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final
     if asked is None or asked.kind != "field":
         return None
     return _drive(pq, data, person, partial(plan_visit, replace(pq), asked))
+
+
+Detector = Callable[[ParsedQuestion], Any]
+Planner = Callable[[ParsedQuestion, Any], Any]
+
+
+def _first_frame(pq: ParsedQuestion, data: SqlPatient, person: Any,
+                 frames: tuple[tuple[Detector, Planner], ...]) -> Final | None:
+    """The first of ``frames`` (detector, plan), in order, that reads the question and answers it over the patient's
+    rows; None when none does (a plan that passes lets the next one try)."""
+    if pq.now is None:
+        pq.now = data.now
+    for detect, plan in frames:
+        found = detect(pq)
+        if found is None:
+            continue
+        result = _drive(pq, data, person, partial(plan, replace(pq), found))  # a copy: plans narrow what they read
+        if result is not None:
+            return result
+    return None
 
 
 def _drive(pq: ParsedQuestion, data: SqlPatient, person: Any, steps: Callable[[], Any]) -> Final | None:
@@ -298,18 +310,5 @@ def result_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | N
     from fhirqa.agent.backends.offline.series_plan import plan_series, series_asked
     from fhirqa.agent.backends.offline.then_now_plan import plan_then_now, then_now_asked
 
-    frames: tuple[tuple[Callable[[ParsedQuestion], Any], Callable[[ParsedQuestion, Any], Any]], ...] = (
-        (normality_asked, plan_normality), (then_now_asked, plan_then_now), (series_asked, plan_series))
-    if pq.now is None:
-        pq.now = data.now
-    for detect, plan in frames:
-        found = detect(pq)
-        if found is None:
-            continue
-        tools = tools_for(data, person)
-        if tools is None:
-            return None
-        result = tools.drive(plan(replace(pq), found))  # a copy: the plans narrow the item and the window they read
-        if isinstance(result, dict):
-            return result
-    return None
+    return _first_frame(pq, data, person, ((normality_asked, plan_normality), (then_now_asked, plan_then_now),
+                                           (series_asked, plan_series)))

@@ -120,7 +120,7 @@ def _polarity(name: str) -> str | None:
 def plan_direction(pq: ParsedQuestion, direction: Direction) -> Plan:
     """Find the item's series (each component of a panel: systolic and diastolic), compare the two results of
     each, answer the direction asked."""
-    from fhirqa.agent.backends.offline.plans import current_stay, final, find_records, item_groups, plan_trend
+    from fhirqa.agent.backends.offline.plans import final, find_records, item_groups, open_stay, plan_trend
 
     located = yield from find_records(pq, views=["observation"], entity=direction.entity, numeric=True)
     if located is None:
@@ -128,8 +128,8 @@ def plan_direction(pq: ParsedQuestion, direction: Direction) -> Plan:
         return
     if direction.recent:
         # in a stay now: its first and last results (5 % rule); otherwise the latest against the one before
-        stay = yield from current_stay(pq)
-        if stay is not None and pq.now is not None and stay.end is not None and stay.end >= pq.now:
+        stay = yield from open_stay(pq)
+        if stay is not None:
             pq.window = stay
         else:
             direction.previous = True

@@ -106,9 +106,9 @@ def _plan_total(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], bool]:
         _asked_unit,
         _no_stay,
         _with_unit,
-        current_stay,
         final,
         find_records,
+        open_stay,
         windowed,
     )
 
@@ -130,8 +130,8 @@ def _plan_total(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], bool]:
             given = yield ("filter_by_value", {"records": handle, "op": "!=", "value": status, "field": "status"})
             handle = given.get("handle") or handle
     if pq.window is None:  # "so far" with no window: this stay when the patient is in one now, else the whole record
-        stay = yield from current_stay(pq)
-        if stay is not None and pq.now is not None and stay.end is not None and stay.end >= pq.now:
+        stay = yield from open_stay(pq)
+        if stay is not None:
             pq.window = replace(stay, label=f"so far this admission ({stay.start.date() if stay.start else '?'})")
     scoped = yield from windowed(pq, handle)
     label = pq.window.label if pq.window else "in the whole record"

@@ -264,6 +264,15 @@ def current_stay(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Any]:
     return Window(start, end, f"{label} ({start.date()})")
 
 
+def open_stay(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Any]:
+    """The window of the stay the patient is in at the question's time (:func:`current_stay`), or None when the
+    latest stay ended before it ("so far", "is it rising?" read the open stay, else something else)."""
+    stay = yield from current_stay(pq)
+    if stay is None or pq.now is None or stay.end is None or stay.end < pq.now:
+        return None
+    return stay
+
+
 def _no_stay(pq: ParsedQuestion, what: str) -> Call:
     return final([], f"The record has no inpatient or emergency encounter to anchor '{pq.window.label if pq.window else 'this admission'}' "
                      f"to, so no {what} can be placed in it.", status="no-data")
