@@ -690,7 +690,8 @@ def _view_for_patients(
     folder.mkdir(parents=True, exist_ok=True)
     parts = _without(con, db, previous, folder / stem, "patient_id", touched, ["patient_id"])
     path = folder / f"{stem}-new.parquet"
-    if _write(con, f"SELECT * FROM ({sql}) WHERE patient_id IN (SELECT k FROM {touched})", "patient_id", path):
+    written = _write(con, f"SELECT * FROM ({sql}) WHERE patient_id IN (SELECT k FROM {touched})", "patient_id", path)
+    if written or not parts:  # a view keeps one file, if empty, that holds its columns (all its rows deleted)
         parts.append(str(path.relative_to(db)))
     else:
         path.unlink(missing_ok=True)

@@ -9,7 +9,10 @@ When every new row wins (a first load, or an ingest that adds resources) the gen
 parts as they are; memory stays flat however large the input is.
 
 A part holds one copy of a resource at most (a second copy of an id flushes its type first), so a
-copy is named by its id and its part. A resource whose bytes are identical to a stored one (its hash
+copy is named by its id and its part. A second copy byte-identical to the one staged last for its id
+(Synthea repeats a patient's practitioners and organizations in every bundle) takes that copy's place
+as the later arrival (its ``seq`` and origin) without being flattened or mapped again, and does not
+cut the part short. A resource whose bytes are identical to a stored one (its hash
 is in the store's :class:`HashIndex`) is staged as a key and a hash only: it cannot change the store,
 so it is neither flattened nor mapped.
 """
@@ -143,7 +146,7 @@ class HashIndex:
 class _TypeBatch:
     """Pending rows of one resource type: a key row per staged record, content rows for new content."""
 
-    __slots__ = ("content_ids", "facts", "json_bytes", "keys", "mapped", "rows")
+    __slots__ = ("facts", "json_bytes", "keys", "last_copy", "mapped", "rows")
 
     def __init__(self) -> None:
         # One tuple per record, turned into columns at flush (one append per record, not one per field).
@@ -151,7 +154,8 @@ class _TypeBatch:
         self.keys: list[tuple] = []
         # rows: id, patient_id, version_id, last_updated, hash, origin, json (RESOURCE_SCHEMA after resource_type)
         self.rows: list[tuple] = []
-        self.content_ids: set[str] = set()
+        # id → (hash, index in rows, index in keys) of its copy staged last here (None: a deletion came after)
+        self.last_copy: dict[str, tuple[str, int, int] | None] = {}
         self.json_bytes = 0
         self.facts = FactColumns()
         self.mapped: list[tuple] = []
@@ -239,6 +243,8 @@ class Stager:
         rid: str = resource["id"]
         batch = self._batch(rtype)
         if deleted:
+            if rid in batch.last_copy:
+                batch.last_copy[rid] = None
             self._key(batch, rid, seq, None, None, None, True, False)
             return
         try:
@@ -257,8 +263,15 @@ class Stager:
             self.unchanged += 1
             self._key(batch, rid, seq, version, updated, digest.hexdigest(), False, False)
             return
-        if rid in batch.content_ids:  # a part holds one copy of a resource: the earlier one goes first
-            self._flush_type(rtype)
+        hexdigest = digest.hexdigest()
+        if rid in batch.last_copy:
+            last = batch.last_copy[rid]
+            if last is not None and last[0] == hexdigest:  # the same bytes again: it is the later arrival
+                _, row, key = last
+                batch.rows[row] = (*batch.rows[row][:5], origin, data)
+                batch.keys[key] = (rid, seq, *batch.keys[key][2:])
+                return
+            self._flush_type(rtype)  # a part holds one copy of a resource: the earlier one goes first
             batch = self._batch(rtype)
         facts = batch.facts
         before = len(facts)
@@ -267,8 +280,7 @@ class Stager:
         mapping = self.mappings.get(rtype)
         if mapping is not None:
             self._map(batch, mapping, resource, patient_id, f"{rtype}/{rid}")
-        hexdigest = digest.hexdigest()
-        batch.content_ids.add(rid)
+        batch.last_copy[rid] = (hexdigest, len(batch.rows), len(batch.keys))
         batch.rows.append((rid, patient_id, version, updated, hexdigest, origin, data))
         batch.json_bytes += len(data)
         self._pending_json += len(data)

@@ -166,6 +166,32 @@ def test_a_deleted_then_recreated_resource_is_stored_even_when_identical(db, tmp
     assert report.unchanged == 1 and not report.changed  # deleting and re-creating the same content: no change
 
 
+def test_a_copy_repeated_in_later_files_is_stored_once_from_the_last_file(db, tmp_path):
+    # Synthea repeats a practitioner in every patient's bundle: one part, one row, the last file's origin.
+    doctor = {"resourceType": "Practitioner", "id": "dr1", "name": [{"family": "Osler"}]}
+    for name in ("a", "b", "c"):
+        write_json(tmp_path / "in" / f"{name}.json", transaction(patient(f"p-{name}"), doctor))
+    report = load(db, tmp_path / "in")
+    assert report.read["Practitioner"] == 3 and report.written["Practitioner"] == 1
+    manifest = read_manifest(db)
+    assert len(manifest.parts("resources/Practitioner")) == 1  # the repeats did not cut parts short
+    origin = pq.read_table(db / manifest.parts("resources/Practitioner")[0]).column("origin").to_pylist()
+    assert origin == [f"{tmp_path / 'in' / 'c.json'} entry[1]"]
+    assert rows(db, "SELECT count(*) FROM facts WHERE resource_id = 'dr1' AND path = 'name[0].family'") == [(1,)]
+
+
+def test_a_copy_repeated_after_its_deletion_in_one_ingest_is_stored(db, tmp_path):
+    bundle = {"resourceType": "Bundle", "type": "transaction",
+              "entry": [{"fullUrl": "urn:uuid:o1", "resource": observation("o1")},
+                        {"request": {"method": "DELETE", "url": "Observation/o1"}},
+                        {"fullUrl": "urn:uuid:o1", "resource": observation("o1")}]}
+    load(db, write_json(tmp_path / "d.json", bundle))
+    assert rows(db, "SELECT ref FROM observation") == [("Observation/o1",)]
+    bundle["entry"].pop()  # now the deletion comes last: nothing is left
+    load(db, write_json(tmp_path / "e.json", bundle))
+    assert rows(db, "SELECT ref FROM observation") == []  # the view is empty, and still there
+
+
 def _sorted_by(db, parts, keys):
     """Every part of a table is sorted by ``keys``."""
     return all(_file_sorted_by(db / rel, keys) for rel in ([parts] if isinstance(parts, str) else parts))
