@@ -68,10 +68,18 @@ buf_free(Buf *b)
 /* value_type codes, as flatten.VALUE_TYPES orders them */
 enum { CODE_STRING = 0, CODE_NUMBER = 1, CODE_BOOLEAN = 2, CODE_NULL = 3 };
 
+/* A fact's path is stored once per distinct path (a dictionary) and referred to by its entry number:
+ * a batch of 800k facts has a few thousand distinct paths, and the Parquet writer takes an Arrow
+ * dictionary column as it is instead of hashing every path again. */
 typedef struct {
     PyObject_HEAD
-    Buf path_data;
-    Buf path_offsets;  /* int64, rows + 1 */
+    Buf path_index;    /* int32 per row: the row's entry in the path dictionary */
+    Buf dict_data;     /* the distinct paths, back to back */
+    Buf dict_offsets;  /* int32, entries + 1 */
+    Buf dict_hashes;   /* uint64 per entry */
+    int32_t *slots;    /* open addressing over the entries: entry + 1, 0 = free */
+    Py_ssize_t slot_cap;
+    Py_ssize_t entries;
     Buf codes;         /* int8 */
     Buf value_data;
     Buf value_offsets; /* int64, rows + 1 */
@@ -86,11 +94,24 @@ static int
 sink_init_buffers(FactSink *s)
 {
     int64_t zero = 0;
+    int32_t zero32 = 0;
     s->rows = 0;
-    s->path_data.len = s->path_offsets.len = s->codes.len = s->value_data.len = 0;
+    s->path_index.len = s->dict_data.len = s->dict_offsets.len = s->dict_hashes.len = 0;
+    s->codes.len = s->value_data.len = 0;
     s->value_offsets.len = s->value_valid.len = s->numbers.len = s->number_valid.len = 0;
     s->path.len = 0;
-    if (buf_put(&s->path_offsets, &zero, 8) < 0 || buf_put(&s->value_offsets, &zero, 8) < 0)
+    s->entries = 0;
+    if (s->slots == NULL) {
+        s->slot_cap = 1024;
+        s->slots = PyMem_Calloc((size_t)s->slot_cap, sizeof(int32_t));
+        if (s->slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    } else {
+        memset(s->slots, 0, (size_t)s->slot_cap * sizeof(int32_t));
+    }
+    if (buf_put(&s->dict_offsets, &zero32, 4) < 0 || buf_put(&s->value_offsets, &zero, 8) < 0)
         return -1;
     return 0;
 }
@@ -107,8 +128,12 @@ FactSink_init(FactSink *self, PyObject *args, PyObject *kwds)
 static void
 FactSink_dealloc(FactSink *self)
 {
-    buf_free(&self->path_data);
-    buf_free(&self->path_offsets);
+    buf_free(&self->path_index);
+    buf_free(&self->dict_data);
+    buf_free(&self->dict_offsets);
+    buf_free(&self->dict_hashes);
+    PyMem_Free(self->slots);
+    self->slots = NULL;
     buf_free(&self->codes);
     buf_free(&self->value_data);
     buf_free(&self->value_offsets);
@@ -119,17 +144,77 @@ FactSink_dealloc(FactSink *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+static int
+sink_grow_slots(FactSink *s)
+{
+    Py_ssize_t cap = s->slot_cap * 2;
+    int32_t *slots = PyMem_Calloc((size_t)cap, sizeof(int32_t));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const uint64_t *hashes = (const uint64_t *)s->dict_hashes.data;
+    size_t mask = (size_t)cap - 1;
+    for (Py_ssize_t e = 0; e < s->entries; e++) {
+        size_t i = (size_t)hashes[e] & mask;
+        while (slots[i])
+            i = (i + 1) & mask;
+        slots[i] = (int32_t)(e + 1);
+    }
+    PyMem_Free(s->slots);
+    s->slots = slots;
+    s->slot_cap = cap;
+    return 0;
+}
+
+/* The dictionary entry of the current path, added when it is new. */
+static int
+sink_intern_path(FactSink *s, int32_t *entry)
+{
+    const unsigned char *p = (const unsigned char *)s->path.data;
+    Py_ssize_t n = s->path.len;
+    uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        h ^= p[k];
+        h *= 1099511628211ULL;
+    }
+    if ((s->entries + 1) * 2 > s->slot_cap && sink_grow_slots(s) < 0)
+        return -1;
+    size_t mask = (size_t)s->slot_cap - 1, i = (size_t)h & mask;
+    const uint64_t *hashes = (const uint64_t *)s->dict_hashes.data;
+    const int32_t *offsets = (const int32_t *)s->dict_offsets.data;
+    for (int32_t e; (e = s->slots[i]) != 0; i = (i + 1) & mask) {
+        e--;
+        if (hashes[e] == h && offsets[e + 1] - offsets[e] == n
+            && memcmp(s->dict_data.data + offsets[e], p, (size_t)n) == 0) {
+            *entry = e;
+            return 0;
+        }
+    }
+    if (s->dict_data.len + n > INT32_MAX || s->entries >= INT32_MAX - 1) {
+        PyErr_SetString(PyExc_OverflowError, "more than 2 GB of distinct fact paths in one batch");
+        return -1;
+    }
+    int32_t end = (int32_t)(s->dict_data.len + n);
+    if (buf_put(&s->dict_data, p, n) < 0 || buf_put(&s->dict_offsets, &end, 4) < 0
+        || buf_put(&s->dict_hashes, &h, 8) < 0)
+        return -1;
+    *entry = (int32_t)s->entries;
+    s->slots[i] = (int32_t)(++s->entries);
+    return 0;
+}
+
 /* Append one fact: the current path, a type code, the value text (NULL: null) and the number. */
 static int
 sink_emit(FactSink *s, int code, const char *value, Py_ssize_t value_len, int has_number, double number)
 {
     int64_t end;
+    int32_t entry;
     int8_t c = (int8_t)code;
     char valid;
-    if (buf_put(&s->path_data, s->path.data, s->path.len) < 0)
+    if (sink_intern_path(s, &entry) < 0)
         return -1;
-    end = (int64_t)s->path_data.len;
-    if (buf_put(&s->path_offsets, &end, 8) < 0 || buf_put(&s->codes, &c, 1) < 0)
+    if (buf_put(&s->path_index, &entry, 4) < 0 || buf_put(&s->codes, &c, 1) < 0)
         return -1;
     if (value != NULL && buf_put(&s->value_data, value, value_len) < 0)
         return -1;
@@ -152,10 +237,10 @@ sink_truncate(FactSink *s, Py_ssize_t rows)
 {
     if (rows < 0 || rows >= s->rows)
         return;
-    s->rows = rows;
-    s->path_data.len = (Py_ssize_t)((int64_t *)s->path_offsets.data)[rows];
+    s->rows = rows;  /* paths the forgotten rows added stay in the dictionary, unused: harmless */
+    s->path_index.len = rows * 4;
     s->value_data.len = (Py_ssize_t)((int64_t *)s->value_offsets.data)[rows];
-    s->path_offsets.len = s->value_offsets.len = (rows + 1) * 8;
+    s->value_offsets.len = (rows + 1) * 8;
     s->codes.len = s->value_valid.len = s->number_valid.len = rows;
     s->numbers.len = rows * 8;
 }
@@ -176,42 +261,95 @@ FactSink_len(FactSink *self)
     return self->rows;
 }
 
+/* The columns as bytes, for ``pyarrow.Array.from_buffers``, rows in the order of ``ranges`` (a buffer of
+ * int64 pairs: first row, row count; None: every row as it is): (rows, path_indices (int32),
+ * path_dictionary_offsets (int32), path_dictionary_data, codes, value_validity, value_offsets (int64),
+ * value_data, number_validity, numbers). Reordering here, while copying out, is what makes sorting the
+ * facts by patient free: a batch's rows come grouped by resource, and each range is one memcpy per column. */
 static PyObject *
-pack_bitmap(const Buf *bytes, Py_ssize_t rows)
+FactSink_export(FactSink *self, PyObject *args)
 {
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (rows + 7) / 8);
-    if (out == NULL)
+    PyObject *ranges_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:export", &ranges_obj))
         return NULL;
-    unsigned char *bits = (unsigned char *)PyBytes_AS_STRING(out);
-    memset(bits, 0, (size_t)((rows + 7) / 8));
-    for (Py_ssize_t i = 0; i < rows; i++)
-        if (bytes->data[i])
-            bits[i >> 3] |= (unsigned char)(1u << (i & 7));
-    return out;
-}
-
-/* The columns as bytes, for ``pyarrow.Array.from_buffers``: (rows, path_offsets, path_data, codes,
- * value_validity, value_offsets, value_data, number_validity, numbers). Offsets are int64 (large_string). */
-static PyObject *
-FactSink_export(FactSink *self, PyObject *Py_UNUSED(ignored))
-{
-    Py_ssize_t n = self->rows;
-    PyObject *value_bits = pack_bitmap(&self->value_valid, n);
-    PyObject *number_bits = value_bits ? pack_bitmap(&self->number_valid, n) : NULL;
-    if (number_bits == NULL) {
-        Py_XDECREF(value_bits);
+    Py_buffer view = {0};
+    int64_t whole[2] = {0, (int64_t)self->rows};
+    const int64_t *ranges = whole;
+    Py_ssize_t nranges = 1, n = 0;
+    if (ranges_obj != Py_None) {
+        if (PyObject_GetBuffer(ranges_obj, &view, PyBUF_SIMPLE) < 0)
+            return NULL;
+        if (view.len % 16) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_ValueError, "export(): ranges must be int64 pairs");
+            return NULL;
+        }
+        ranges = (const int64_t *)view.buf;
+        nranges = view.len / 16;
+    }
+    for (Py_ssize_t r = 0; r < nranges; r++) {
+        int64_t first = ranges[2 * r], count = ranges[2 * r + 1];
+        if (first < 0 || count < 0 || first + count > (int64_t)self->rows) {
+            if (view.buf)
+                PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_ValueError, "export(): a range is outside the rows");
+            return NULL;
+        }
+        n += (Py_ssize_t)count;
+    }
+    const int64_t *voff = (const int64_t *)self->value_offsets.data;
+    Py_ssize_t value_bytes = 0;
+    for (Py_ssize_t r = 0; r < nranges; r++)
+        value_bytes += (Py_ssize_t)(voff[ranges[2 * r] + ranges[2 * r + 1]] - voff[ranges[2 * r]]);
+    PyObject *index = PyBytes_FromStringAndSize(NULL, n * 4);
+    PyObject *codes = PyBytes_FromStringAndSize(NULL, n);
+    PyObject *vbits = PyBytes_FromStringAndSize(NULL, (n + 7) / 8);
+    PyObject *offs = PyBytes_FromStringAndSize(NULL, (n + 1) * 8);
+    PyObject *vdata = PyBytes_FromStringAndSize(NULL, value_bytes);
+    PyObject *nbits = PyBytes_FromStringAndSize(NULL, (n + 7) / 8);
+    PyObject *nums = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (!index || !codes || !vbits || !offs || !vdata || !nbits || !nums) {
+        Py_XDECREF(index); Py_XDECREF(codes); Py_XDECREF(vbits); Py_XDECREF(offs);
+        Py_XDECREF(vdata); Py_XDECREF(nbits); Py_XDECREF(nums);
+        if (view.buf)
+            PyBuffer_Release(&view);
         return NULL;
     }
+    char *o_index = PyBytes_AS_STRING(index), *o_codes = PyBytes_AS_STRING(codes);
+    unsigned char *o_vbits = (unsigned char *)PyBytes_AS_STRING(vbits);
+    unsigned char *o_nbits = (unsigned char *)PyBytes_AS_STRING(nbits);
+    int64_t *o_offs = (int64_t *)PyBytes_AS_STRING(offs);
+    char *o_vdata = PyBytes_AS_STRING(vdata), *o_nums = PyBytes_AS_STRING(nums);
+    memset(o_vbits, 0, (size_t)((n + 7) / 8));
+    memset(o_nbits, 0, (size_t)((n + 7) / 8));
+    Py_ssize_t row = 0;
+    int64_t cursor = 0;
+    o_offs[0] = 0;
+    for (Py_ssize_t r = 0; r < nranges; r++) {
+        Py_ssize_t first = (Py_ssize_t)ranges[2 * r], count = (Py_ssize_t)ranges[2 * r + 1];
+        if (!count)
+            continue;
+        memcpy(o_index + row * 4, self->path_index.data + first * 4, (size_t)count * 4);
+        memcpy(o_codes + row, self->codes.data + first, (size_t)count);
+        memcpy(o_nums + row * 8, self->numbers.data + first * 8, (size_t)count * 8);
+        int64_t base = voff[first];
+        memcpy(o_vdata + cursor, self->value_data.data + base, (size_t)(voff[first + count] - base));
+        for (Py_ssize_t k = 0; k < count; k++, row++) {
+            o_offs[row + 1] = voff[first + k + 1] - base + cursor;
+            if (self->value_valid.data[first + k])
+                o_vbits[row >> 3] |= (unsigned char)(1u << (row & 7));
+            if (self->number_valid.data[first + k])
+                o_nbits[row >> 3] |= (unsigned char)(1u << (row & 7));
+        }
+        cursor = o_offs[row];
+    }
+    if (view.buf)
+        PyBuffer_Release(&view);
     return Py_BuildValue(
-        "(ny#y#y#Ny#y#Ny#)", n,
-        self->path_offsets.data, self->path_offsets.len,
-        self->path_data.data ? self->path_data.data : "", self->path_data.len,
-        self->codes.data ? self->codes.data : "", self->codes.len,
-        value_bits,
-        self->value_offsets.data, self->value_offsets.len,
-        self->value_data.data ? self->value_data.data : "", self->value_data.len,
-        number_bits,
-        self->numbers.data ? self->numbers.data : "", self->numbers.len);
+        "(nNy#y#NNNNNN)", n, index,
+        self->dict_offsets.data, self->dict_offsets.len,
+        self->dict_data.data ? self->dict_data.data : "", self->dict_data.len,
+        codes, vbits, offs, vdata, nbits, nums);
 }
 
 static PyObject *
@@ -641,9 +779,10 @@ static PyMethodDef FactSink_methods[] = {
      "while noticing fields the checks must judge (False: nothing appended)."},
     {"emit", (PyCFunction)FactSink_emit, METH_O, "emit(resource): append the facts of a resource, no checks."},
     {"truncate", (PyCFunction)FactSink_truncate, METH_O, "truncate(rows): forget every fact from row ``rows`` on."},
-    {"export", (PyCFunction)FactSink_export, METH_NOARGS,
-     "export() -> (rows, path_offsets, path_data, codes, value_validity, value_offsets, value_data, "
-     "number_validity, numbers): the columns as bytes for pyarrow.Array.from_buffers (int64 offsets)."},
+    {"export", (PyCFunction)FactSink_export, METH_VARARGS,
+     "export(ranges=None) -> (rows, path_indices, path_dictionary_offsets, path_dictionary_data, codes, "
+     "value_validity, value_offsets, value_data, number_validity, numbers): the columns as bytes for "
+     "pyarrow.Array.from_buffers, rows in the order of ``ranges`` (int64 pairs: first row, count)."},
     {"clear", (PyCFunction)FactSink_clear, METH_NOARGS, "clear(): forget every fact."},
     {NULL, NULL, 0, NULL},
 };

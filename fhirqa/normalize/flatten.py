@@ -12,6 +12,7 @@ walks below are its reference implementation and the fallback.
 
 from __future__ import annotations
 
+from array import array
 from itertools import accumulate
 from typing import Any
 
@@ -125,23 +126,33 @@ class FactColumns:
         self._seqs.append(seq)
         self._counts.append(len(self) - before)
 
-    def _fact_arrays(self) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
-        """path, type code (int8), value and number as Arrow arrays."""
+    def _fact_arrays(self, ranges: array | None = None) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
+        """path (a dictionary array), type code (int8), value and number as Arrow arrays.
+
+        ``ranges`` (int64 pairs: first row, row count) gives the rows to take, in that order; None: all.
+        """
         if self._sink is None:
             paths, codes, values, numbers = self._lists
-            return (pa.array(paths, pa.string()), pa.array(codes, pa.int8()), pa.array(values, pa.string()),
-                    pa.array(numbers, pa.float64()))
-        rows, path_offsets, path_data, codes, value_valid, value_offsets, value_data, number_valid, numbers = (
-            self._sink.export()
-        )
+            arrays = (pa.array(paths, pa.string()).dictionary_encode(), pa.array(codes, pa.int8()),
+                      pa.array(values, pa.large_string()), pa.array(numbers, pa.float64()))
+            if ranges is None:
+                return arrays
+            rows = pa.array([r for i in range(0, len(ranges), 2) for r in range(ranges[i], ranges[i] + ranges[i + 1])],
+                            pa.int64())
+            taken = tuple(a.take(rows) for a in arrays)
+            return taken[0], taken[1], taken[2], taken[3]
+        (rows_out, path_index, dict_offsets, dict_data, codes_, value_valid, value_offsets, value_data, number_valid,
+         numbers_) = self._sink.export(ranges)
         buffer = pa.py_buffer
+        entries = len(dict_offsets) // 4 - 1
+        dictionary = pa.Array.from_buffers(pa.string(), entries, [None, buffer(dict_offsets), buffer(dict_data)])
         return (
-            pa.Array.from_buffers(pa.large_string(), rows, [None, buffer(path_offsets), buffer(path_data)])
-            .cast(pa.string()),
-            pa.Array.from_buffers(pa.int8(), rows, [None, buffer(codes)]),
-            pa.Array.from_buffers(pa.large_string(), rows, [buffer(value_valid), buffer(value_offsets),
-                                                            buffer(value_data)]).cast(pa.string()),
-            pa.Array.from_buffers(pa.float64(), rows, [buffer(number_valid), buffer(numbers)]),
+            pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), rows_out, [None, buffer(path_index)]),
+                                           dictionary),
+            pa.Array.from_buffers(pa.int8(), rows_out, [None, buffer(codes_)]),
+            pa.Array.from_buffers(pa.large_string(), rows_out, [buffer(value_valid), buffer(value_offsets),
+                                                                buffer(value_data)]),
+            pa.Array.from_buffers(pa.float64(), rows_out, [buffer(number_valid), buffer(numbers_)]),
         )
 
     # Per-fact views (tests and debugging; the store reads :meth:`to_arrow`).
@@ -151,7 +162,7 @@ class FactColumns:
     @property
     def path(self) -> list[str]:
         """Path of each fact."""
-        return self._lists[0] if self._sink is None else self._fact_arrays()[0].to_pylist()
+        return self._lists[0] if self._sink is None else self._fact_arrays()[0].cast(pa.string()).to_pylist()
 
     @property
     def value_code(self) -> list[int]:
@@ -203,13 +214,45 @@ class FactColumns:
                 repeat(self._patients, pa.string()),
                 repeat(self._types, pa.string()),
                 repeat(self._ids, pa.string()),
-                paths,
+                paths.cast(pa.string()),
                 _VALUE_TYPES.take(codes),
-                values,
+                values.cast(pa.string()),
                 numbers,
                 repeat(self._seqs, pa.int64()),
             ],
             schema=schema,
+        )
+
+    def part_table(self) -> pa.Table:
+        """The facts as the store writes a part: sorted by patient (stable, patientless last), no ``seq``.
+
+        Patient, type, path and value type are dictionary columns: the Parquet writer takes them as they
+        are instead of hashing every row's text (815k facts: 0.15 → 0.12 s), and the sort costs nothing,
+        because the rows are taken resource by resource, in patient order, as they are copied out.
+        """
+        patients, counts = self._patients, self._counts
+        order = sorted((i for i, count in enumerate(counts) if count),
+                       key=lambda i: (patients[i] is None, patients[i] or ""))
+        starts = [0, *accumulate(counts)]
+        ranges = array("q", [v for i in order for v in (starts[i], counts[i])])
+        paths, codes, values, numbers = self._fact_arrays(ranges)
+        run_ends = pa.array(list(accumulate(counts[i] for i in order)), pa.int64())
+
+        def repeat(values: pa.Array) -> pa.Array:
+            return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, values))
+
+        def dictionary(column: list) -> pa.Array:
+            distinct: dict[str, int] = {}
+            for i in order:
+                if column[i] is not None:  # a null is a null index, not a dictionary entry
+                    distinct.setdefault(column[i], len(distinct))
+            indices = repeat(pa.array([distinct.get(column[i]) for i in order], pa.int32()))
+            return pa.DictionaryArray.from_arrays(indices, pa.array(list(distinct), pa.string()))
+
+        return pa.Table.from_arrays(
+            [dictionary(patients), dictionary(self._types), repeat(pa.array([self._ids[i] for i in order], pa.string())),
+             paths, pa.DictionaryArray.from_arrays(codes, _VALUE_TYPES), values, numbers],
+            names=["patient_id", "resource_type", "resource_id", "path", "value_type", "value", "number"],
         )
 
 

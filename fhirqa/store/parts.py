@@ -26,10 +26,17 @@ UNSKIPPABLE_COLUMNS = frozenset({"resource_id", "path", "value_type"})
 
 
 def part_writer(path: Path, schema: pa.Schema) -> pq.ParquetWriter:
-    """A Parquet writer with the store's settings: zstd, dictionaries and statistics where they pay."""
+    """A Parquet writer with the store's settings: zstd, dictionaries and statistics where they pay.
+
+    Dictionary and large-string columns (the facts as :meth:`FactColumns.part_table` makes them) are
+    written as plain Parquet strings, and no Arrow schema is stored with them, so every part of a table
+    reads back with the same schema however it was written.
+    """
     indexed = [name for name in schema.names if name not in UNIQUE_COLUMNS]
     skippable = [name for name in indexed if name not in UNSKIPPABLE_COLUMNS]
-    return pq.ParquetWriter(path, schema, compression="zstd", use_dictionary=indexed, write_statistics=skippable)
+    plain = not any(pa.types.is_dictionary(f.type) or pa.types.is_large_string(f.type) for f in schema)
+    return pq.ParquetWriter(path, schema, compression="zstd", use_dictionary=indexed, write_statistics=skippable,
+                            store_schema=plain)
 
 
 def rows_per_group(rows: int, nbytes: int) -> int:
@@ -37,10 +44,11 @@ def rows_per_group(rows: int, nbytes: int) -> int:
     return max(1_000, min(122_880, rows * ROW_GROUP_BYTES // max(nbytes, 1)))
 
 
-def write_part(table: pa.Table, path: Path, keys: list[str]) -> int:
-    """Write ``table`` sorted by ``keys`` as one part at ``path``; the rows written."""
+def write_part(table: pa.Table, path: Path, keys: list[str] | None) -> int:
+    """Write ``table`` sorted by ``keys`` as one part at ``path`` (None: it is sorted already); the rows written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = sort_grouped(table, keys)
+    if keys:
+        table = sort_grouped(table, keys)
     writer = part_writer(path, table.schema)
     try:
         writer.write_table(table, row_group_size=rows_per_group(table.num_rows, table.nbytes))

@@ -328,8 +328,7 @@ class Stager:
             write_part(batch.resource_table(rtype), self.folder / f"resources-{rtype}-{part}.parquet",
                        SORT_KEYS["resources"])
         if len(batch.facts):
-            write_part(batch.facts.to_arrow(FACT_SCHEMA).drop_columns(["seq"]),
-                       self.folder / f"facts-{rtype}-{part}.parquet", SORT_KEYS["facts"])
+            write_part(batch.facts.part_table(), self.folder / f"facts-{rtype}-{part}.parquet", None)
         mapping = self.mappings.get(rtype)
         if mapping is not None and batch.mapped:
             write_part(mapped_table(batch.mapped, mapping.schema), self.folder / f"{mapping.table}-{part}.parquet",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import enum
+from array import array
 from pathlib import Path
 
 import orjson
@@ -113,6 +114,46 @@ def test_the_example_patients_flatten_identically():
             fast.add_checked(entry["resource"], "p", long_strings=False)
             slow.add_checked(entry["resource"], "p", long_strings=False)
         assert fast.to_arrow(FACT_SCHEMA).equals(slow.to_arrow(FACT_SCHEMA)), path.name
+
+
+def _part_rows(resources: list[tuple[dict, str | None]], use_native: bool) -> tuple[list, list]:
+    columns = FactColumns(use_native=use_native)
+    for resource, patient in resources:
+        columns.add_checked(resource, patient, long_strings=False)
+    table = columns.part_table()
+    return [str(f.type) for f in table.schema], table.to_pylist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_RESOURCES, st.sampled_from(["p2", "p1", None, "p10", "é"])), max_size=6))
+def test_a_part_table_is_the_same_from_either_walk_and_sorted_by_patient(batch):
+    resources = [({**resource, "id": f"r{i}"}, patient) for i, (resource, patient) in enumerate(batch)]
+    valid = []
+    for resource, patient in resources:  # the checks reject some generated resources: keep the others
+        try:
+            FactColumns(use_native=False).add_checked(resource, patient, long_strings=False)
+        except InvalidResource:
+            continue
+        valid.append((resource, patient))
+    types, rows = _part_rows(valid, True)
+    assert (types, rows) == _part_rows(valid, False)
+    # Rows are every resource's facts, resources in patient order (stable; patientless last), facts in document order.
+    expected = []
+    for resource, patient in sorted(valid, key=lambda rp: (rp[1] is None, rp[1] or "")):
+        one = FactColumns(use_native=False)
+        one.add_resource(resource, patient)
+        expected.extend({k: v for k, v in row.items() if k != "seq"} for row in one.to_arrow(FACT_SCHEMA).to_pylist())
+    assert rows == expected
+
+
+def test_export_refuses_a_range_outside_the_rows():
+    columns = FactColumns(use_native=True)
+    columns.add_resource({"resourceType": "Basic", "id": "x", "code": "a"}, "p")
+    sink = columns._sink
+    with pytest.raises(ValueError, match="outside the rows"):
+        sink.export(array("q", [0, 5]))
+    with pytest.raises(ValueError, match="int64 pairs"):
+        sink.export(b"123")
 
 
 _REFERENCES = st.sampled_from(["urn:uuid:a", "urn:uuid:b", "urn:uuid:gone", "urn:oid:1.2", "Patient/1",
