@@ -164,7 +164,11 @@ def compose(
     out = CompositionResult(final=None)
     for round_number in range(1, max_rounds + 1):
         out.rounds = round_number
-        turn = backend.complete(compact(messages), tools, role="composer")
+        # A model is sent the compacted conversation (tokens); a deterministic planner that reads results
+        # whole (``reads_full_results``) is sent them as the tools returned them, so a plan never decides
+        # from the two rows an older result keeps ("what changed?" compared Body Height with CO2).
+        sent = messages if getattr(backend, "reads_full_results", False) else compact(messages)
+        turn = backend.complete(sent, tools, role="composer")
         out.prompt_tokens += turn.prompt_tokens
         out.completion_tokens += turn.completion_tokens
         if turn.text:

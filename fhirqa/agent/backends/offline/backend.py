@@ -92,6 +92,7 @@ class OfflineBackend:
 
     name = "offline"
     max_rounds = 60  # deterministic and finite: the bound only guards against a plan bug
+    reads_full_results = True  # no tokens to save: plans decide from every row a tool returned
 
     def __init__(self, **config: Any) -> None:
         self.config = config

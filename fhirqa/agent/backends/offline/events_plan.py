@@ -28,7 +28,7 @@ from typing import Any
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 
 Call = tuple[str, dict[str, Any]]
-_INTENTS = frozenset({"value", "exists", "list_items"})
+_INTENTS = frozenset({"value", "exists", "list_items", "change"})  # "what changed since …?" names no item
 _PRN_INTENTS = frozenset({"value", "exists", "list_items", "count"})
 
 

@@ -1260,6 +1260,10 @@ def analyte_handles(view: str, handle: str) -> Generator[Call, dict[str, Any], l
     handles = []
     for members in list(analytes.values())[:_MAX_ITEMS_COMPARED]:
         one = handle
+        if len(members) == 1:  # one name: keep it (one call, however many other analytes the set holds)
+            kept = yield ("filter_by_value", {"records": one, "op": "==", "value": members[0], "field": field})
+            handles.append(kept.get("handle") or one)
+            continue
         for other in (n for group in analytes.values() if group is not members for n in group):
             narrowed = yield ("filter_by_value", {"records": one, "op": "!=", "value": other, "field": field})
             one = narrowed.get("handle") or one
