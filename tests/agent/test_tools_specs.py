@@ -18,7 +18,7 @@ TOOL_NAMES = [
     "get_resources", "filter_by_date", "filter_by_value", "sort_records", "get_by_index", "extract_field_value",
     "find_extreme", "aggregate", "count_values", "compare_values", "calculate_difference",
     "calculate_time_offset", "combine_evidence", "final_answer", "find_patient", "find_in_notes", "search_notes",
-    "check_note_consistency", "medication_changes", "medication_courses", "list_notes", "window_events",
+    "check_note_consistency", "medication_changes", "medication_courses", "list_notes", "window_events", "abnormal_results",
 ]
 
 

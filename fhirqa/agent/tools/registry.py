@@ -6,6 +6,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.tools.abnormal import abnormal_results
 from fhirqa.agent.tools.arith import calculate_difference, calculate_time_offset, compare_values
 from fhirqa.agent.tools.base import Tool, ToolContext, ToolError, ToolFunction
 from fhirqa.agent.tools.compute import aggregate, count_values, find_extreme
@@ -34,7 +35,7 @@ FUNCTIONS: dict[str, ToolFunction] = {
         get_resources, filter_by_date, filter_by_value, sort_records, get_by_index, extract_field_value,
         find_extreme, aggregate, count_values, compare_values, calculate_difference, calculate_time_offset,
         combine_evidence, final_answer, find_patient, find_in_notes, search_notes, check_note_consistency,
-        medication_changes, medication_courses, list_notes, window_events,
+        medication_changes, medication_courses, list_notes, window_events, abnormal_results,
     )
 }
 

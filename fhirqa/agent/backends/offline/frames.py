@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fhirqa.agent.backends.offline import plans
+from fhirqa.agent.backends.offline.abnormal_plan import abnormal_asked, plan_abnormal
 from fhirqa.agent.backends.offline.clinical_state_plan import plan_clinical_states, states_asked
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.conjunction_plan import item_parts, plan_parts
@@ -113,6 +114,8 @@ FRAMES: tuple[Frame, ...] = (
     Frame("notes as documents", notes_asked, plan_note_list),
     # "o/n events", "what happened overnight?", "anything new since 7a?": every kind of event in the window
     Frame("events in a window", events_asked, plan_events),
+    # "any abnormal labs?", "were her last labs normal?": every result of a kind judged, none named
+    Frame("abnormal results", abnormal_asked, plan_abnormal),
     # "any PRNs overnight?", "how many PRN tylenol doses since admit?": the doses given as needed
     Frame("PRN doses", prn_asked, plan_prn),
     # "summarize her diabetes management", "how is his HTN doing?": the questions a clinician asks in turn
