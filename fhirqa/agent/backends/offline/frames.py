@@ -21,6 +21,7 @@ from typing import Any
 
 from fhirqa.agent.backends.offline import plans
 from fhirqa.agent.backends.offline.abnormal_plan import abnormal_asked, plan_abnormal
+from fhirqa.agent.backends.offline.checklist_plan import checklist_parts, plan_checklist
 from fhirqa.agent.backends.offline.clinical_state_plan import plan_clinical_states, states_asked
 from fhirqa.agent.backends.offline.coded_state_plan import plan_state, state_question
 from fhirqa.agent.backends.offline.conjunction_plan import item_parts, plan_parts
@@ -110,6 +111,8 @@ def _routed(pq: ParsedQuestion) -> Any:
 FRAMES: tuple[Frame, ...] = (
     # "does the note's K match the labs?": the note against the record
     Frame("consistency", _consistency, lambda pq, _: plan_consistency(pq)),
+    # "pre-op check: any anticoagulants, last K and Cr, allergies?": several questions, each answered as if alone
+    Frame("checklist", checklist_parts, plan_checklist),
     # "summarize her notes", "notes since Monday", "who wrote the last note?": the notes as documents
     Frame("notes as documents", notes_asked, plan_note_list),
     # "o/n events", "what happened overnight?", "anything new since 7a?": every kind of event in the window

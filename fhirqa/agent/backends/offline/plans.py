@@ -1187,7 +1187,10 @@ def plan_time_of(pq: ParsedQuestion) -> Plan:
     when = _row_time(row)
     word = "first" if pq.position == "first" else "last"
     name = label(row, pq.entity)
-    yield final([when], f"The {word} {name} was on {_day(when)}.")
+    # "when was her A1c last checked (and what was it)?": a result's date comes with what it found
+    value, unit = _row_value(got.view, row) if got.view == "observation" else (None, None)
+    found = f": {_with_unit(value, unit)}" if value is not None and value != "" else ""
+    yield final([when], f"The {word} {name} was on {_day(when)}{found}.")
 
 
 def plan_time_since(pq: ParsedQuestion) -> Plan:

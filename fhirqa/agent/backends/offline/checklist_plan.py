@@ -1,0 +1,69 @@
+"""Several questions in one, as a clinician writes a checklist: "pre-op check: any anticoagulants, last K and Cr,
+allergies?", "K? Mg? any abx?", "last A1c; on a statin?".
+
+Where a question is cut into parts is data (``lexicon/question_checklist.json``). Each part is parsed and answered by
+the ordinary planner as if it were asked alone, so every value is read, judged and cited exactly as it would be; the
+answer joins the parts' answers in order, each line led by its part, and says which parts the record cannot answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from functools import lru_cache
+from typing import Any
+
+from fhirqa.agent.backends.offline.parser import ParsedQuestion
+
+Call = tuple[str, dict[str, Any]]
+
+
+@lru_cache(maxsize=1)
+def _spec() -> dict[str, Any]:
+    from fhirqa.project import lexicon_file
+
+    return lexicon_file("question_checklist.json")
+
+
+def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
+    """The parts of a question that is several questions in one (see the module docstring), or None."""
+    spec = _spec()
+    text = " ".join(pq.text.replace("’", "'").split()).strip()
+    body = text.rstrip("?.! ")
+    marks = "".join(re.escape(s) for s in spec["separators"])
+    parts = [p.strip() for p in re.split(f"[{marks}]", body)]
+    labelled = re.match(spec["label"], body, re.IGNORECASE)
+    if labelled and len(labelled.group("label").split()) <= int(spec["label_max_words"]):
+        parts = [p.strip() for piece in re.split(f"[{marks}]", labelled.group("rest")) for p in piece.split(",")]
+    parts = [p for p in parts if p]
+    if not int(spec["min_parts"]) <= len(parts) <= int(spec["max_parts"]):
+        return None
+    if any(len(re.findall(r"[^\W\d_]", p)) < int(spec["min_part_chars"]) for p in parts):
+        return None
+    return parts
+
+
+def plan_checklist(pq: ParsedQuestion, parts: list[str]) -> Generator[Call, dict[str, Any], None]:
+    """Each part answered by the planner; the lines joined in order, every part's rows cited."""
+    from fhirqa.agent.backends.offline.parser import parse
+    from fhirqa.agent.backends.offline.plans import final, plan
+    from fhirqa.agent.backends.offline.summary_plan import _run
+
+    if pq.now is None:
+        yield final([], "A question in parts needs the question's time.", status="error")
+        return
+    lines: list[str] = []
+    answers: list[Any] = []
+    unanswered: list[str] = []
+    for part in parts:
+        got = yield from _run(plan(parse(part + "?", pq.now)))
+        text = str((got or {}).get("text") or "").strip() or "no answer."
+        if got is None or got.get("status") in ("no-data", "error"):
+            unanswered.append(part)
+        else:
+            answers.extend(got.get("answer") or [])
+        lines.append(f"{part[0].upper()}{part[1:]}: {text}")
+    if len(unanswered) == len(parts):
+        yield final([], " ".join(lines), status="no-data")
+        return
+    yield final(answers, " ".join(lines))
