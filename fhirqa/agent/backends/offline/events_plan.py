@@ -73,9 +73,12 @@ def events_asked(pq: ParsedQuestion) -> bool | None:
         return None
     text = _text(pq)
     implied = _implied(pq)
-    if not _said(spec["asks"], text) and implied is None:
+    asks = list(spec["asks"])
+    if pq.window is not None and pq.window.anchor is None:  # "summary of the last 24 hours": a clock window's events
+        asks += spec.get("asks_with_window", [])
+    if not _said(asks, text) and implied is None:
         return None
-    words = [*spec["asks"], *(implied.split() if implied else []), "night"] if implied else spec["asks"]
+    words = [*asks, *(implied.split() if implied else []), "night"] if implied else asks
     if _left((pq.entity or "").lower(), words, spec["filler"]):
         return None  # "what happened to her K overnight?": an item is asked
     if pq.category or pq.hinted or pq.list_kind or pq.encounter_class or pq.med_kind or (

@@ -1,0 +1,60 @@
+"""Questions found by asking as clinicians do (session 17), over hand-made rows; each gold is computed from the rows.
+
+1. an organ asked about as a whole ("how are his kidneys doing?") is the results and medications checked for it,
+   each part answered as if asked alone and cited;
+2. ICU drug classes: "sedation?" is the sedatives, "any nephrotoxins?" the drugs known to harm the kidneys;
+3. "what changed since …?" with no item named is the window's events, never one item's first value against
+   another's last; a summary beside a clock window is that window's events, without one the patient snapshot.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from .test_tools_helpers import med, obs, offline_answer
+
+NOW = datetime(2025, 6, 20, 12, 0, tzinfo=UTC)
+CR = [obs("cr-1", "Creatinine", 1.0, "2025-06-18T06:00:00", unit="mg/dL", code="2160-0"),
+      obs("cr-2", "Creatinine", 1.6, "2025-06-20T06:00:00", unit="mg/dL", code="2160-0")]
+OTHERS = [obs("bun-1", "Urea nitrogen", 31.0, "2025-06-20T06:00:00", unit="mg/dL", code="3094-0"),
+          obs("k-1", "Potassium", 5.4, "2025-06-20T06:00:00", unit="mmol/L", code="2823-3"),
+          obs("ht-1", "Body height", 170.0, "2025-06-18T06:00:00", unit="cm", code="8302-2", category="vital-signs")]
+MEDS = [med("rq-vanc", "Vancomycin 1 G Injection", "request", "2025-06-18T09:00:00", dose=1000, status="active"),
+        med("adm-vanc", "Vancomycin 1 G Injection", "administration", "2025-06-20T09:00:00", dose=1000,
+            request_ref="MedicationRequest/rq-vanc"),
+        med("rq-prop", "Propofol 10 MG/ML Injectable Suspension", "request", "2025-06-19T09:00:00", dose=20, status="active")]
+VIEWS: dict[str, list[dict[str, Any]]] = {"observation": CR + OTHERS, "medication": MEDS}
+
+
+def ask(question: str) -> dict[str, Any]:
+    return offline_answer(question, VIEWS, NOW)
+
+
+def test_how_are_his_kidneys_doing_is_each_renal_result_and_the_nephrotoxic_drugs() -> None:
+    got = ask("how are his kidneys doing?")
+    text = got["text"]
+    for label in ("Creatinine:", "BUN:", "Potassium:", "Nephrotoxic medications:"):
+        assert label in text
+    first, last = CR[0]["value"], CR[-1]["value"]
+    assert f"from {first:g} mg/dL" in text and f"to {last:g} mg/dL" in text and "Increasing" in text  # +60 %
+    assert {"Observation/cr-1", "Observation/cr-2", "Observation/bun-1", "Observation/k-1"} <= got["cited"]
+    assert "Vancomycin" in text
+
+
+def test_icu_drug_classes_read_as_their_members() -> None:
+    sedation = ask("sedation?")
+    assert sedation["answer"] == [True] and "Propofol" in sedation["text"]
+    nephro = ask("any nephrotoxins?")
+    assert nephro["answer"] == [True] and "Vancomycin" in nephro["text"]
+
+
+def test_what_changed_with_no_item_is_the_events_never_two_items_compared() -> None:
+    got = ask("what changed since yesterday?")
+    assert "went from" not in got["text"]  # no first value of one item against the last of another
+    # since 2025-06-19 00:00: the propofol order started, K and BUN above the usual adult range
+    assert got["cited"] == {"MedicationRequest/rq-prop", "Observation/k-1", "Observation/bun-1"}
+    assert got["text"].startswith("3 events since yesterday")
+    summary = ask("summary of the last 24 hours")  # from 06-19 12:00: the order started before it is not an event
+    assert summary["cited"] == {"Observation/k-1", "Observation/bun-1"}
+    assert ask("brief summary of this patient")["text"].startswith("Summary")
