@@ -512,7 +512,12 @@ def build_mimic(P: dict, S: Sink) -> None:
                 S.add(db, pid, q, iso_now(now), "dx", "boolean", [False], f"dx/hx-false/{fam}")
                 n_false += 1
         # rhythm charted as a condition during a stay (mid-stay now)
-        for v, mnow in mid_stay_moments(p, seeded(f"{pid}/rhythm")):
+        for v, mnoon in mid_stay_moments(p, seeded(f"{pid}/rhythm")):
+            # rhythms are charted on the hour: ask at 12:30 so that no row sits at now (an "at or before now" edge)
+            mnow = mnoon + timedelta(minutes=30)
+            if any(c["name"] and c["type"] == "32817" and abs((c["start"] - mnow).total_seconds()) < 20 * 60
+                   for c in p["conds"]):
+                continue
             rh = sorted([c for c in p["conds"] if c["name"] and c["type"] == "32817" and v["start"] <= c["start"] <= mnow],
                         key=lambda c: c["start"])
             if not rh or rng.random() < 0.5:
@@ -525,7 +530,10 @@ def build_mimic(P: dict, S: Sink) -> None:
                 S.add(db, pid, q, iso_now(mnow), "dx", "string", [last_rh["name"]], f"dx/last-rhythm/{v['concept']}",
                       [f"condition_occurrence/{last_rh['id']}"])
             else:
-                af = [c for c in rh if c["name"].startswith("AF ")]
+                # AF this stay: a charted AF rhythm, or the stay's own coded AF diagnosis (ICD rows start at admission)
+                af = [c for c in rh if c["name"].startswith("AF ")] + [
+                    c for c in p["conds"] if c["visit"] == v["id"] and c["type"] == "32821" and c["start"] <= mnow
+                    and c["code"].startswith(tuple(ICD_FAMILIES["af"][0]))]
                 q = pick(rng, ["any afib this admission?", "has she been in AF this stay?", "AF charted since admission?"])
                 S.add(db, pid, q, iso_now(mnow), "dx", "boolean", [bool(af)], f"dx/af-this-stay/{v['concept']}",
                       [f"condition_occurrence/{c['id']}" for c in af][:20])
@@ -642,6 +650,9 @@ LABS = {
 ABSENT_LABS = {"5902-2": ["PT", "prothrombin time"], "6301-6": ["INR", "inr"], "3016-3": ["TSH", "tsh"],
                "89579-7": ["troponin", "trop", "troponin I"], "1742-6": ["ALT", "SGPT"], "2524-7": ["lactate"],
                "33762-6": ["BNP", "NT-proBNP"], "2345-7": ["serum glucose"]}
+
+# A test asked as never done must have no result a clinician would take for it either (blood for serum glucose).
+LAB_EQUIV = {"2345-7": {"2339-0"}}
 
 SYN_DRUGS = {
     "lisinopril": ["lisinopril", "zestril", "lisinipril"], "hydrochlorothiazide": ["HCTZ", "hydrochlorothiazide"],
@@ -834,13 +845,14 @@ def build_synthea(P: dict, S: Sink) -> None:
         if items and rng.random() < 0.5:
             code = items[0]
             spoken = pick(rng, LABS[code])
-            q = pick(rng, [f"{spoken} in the past 48 hours?", f"any {spoken} in the last 2 days?", f"{spoken} today?"])
+            q = pick(rng, [f"{spoken} in the past 48 hours?", f"latest {spoken} from the last 2 days?", f"{spoken} today?"])
             S.add(db, pid, q, nows, "nodata", "number", [], f"nodata/empty-window/{code}", status="no-data")
         absent = sorted(c for c in ABSENT_LABS if c not in p["codes"])
         if absent and rng.random() < 0.5:
             code = pick(rng, absent)
             q = pick(rng, [f"last {pick(rng, ABSENT_LABS[code])}?", f"most recent {pick(rng, ABSENT_LABS[code])} value?"])
-            S.add(db, pid, q, nows, "nodata", "number", [], f"nodata/never-tested/{code}", status="no-data")
+            if not p["codes"] & LAB_EQUIV.get(code, set()):
+                S.add(db, pid, q, nows, "nodata", "number", [], f"nodata/never-tested/{code}", status="no-data")
 
         # conditions
         conds = sorted(p["conds"], key=lambda c: (c["start"], c["id"]))
