@@ -27,6 +27,8 @@ def _spec() -> dict[str, Any]:
 
 def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     """The parts of a question that is several questions in one (see the module docstring), or None."""
+    if pq.intent == "lookup":  # "Find pt: Hayes, Marsha, DOB Jul 30 '80" is one patient, described in parts
+        return None
     spec = _spec()
     text = " ".join(pq.text.replace("’", "'").split()).strip()
     body = text.rstrip("?.! ")
