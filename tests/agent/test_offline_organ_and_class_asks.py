@@ -58,3 +58,13 @@ def test_what_changed_with_no_item_is_the_events_never_two_items_compared() -> N
     summary = ask("summary of the last 24 hours")  # from 06-19 12:00: the order started before it is not an event
     assert summary["cited"] == {"Observation/k-1", "Observation/bun-1"}
     assert ask("brief summary of this patient")["text"].startswith("Summary")
+
+
+def test_a_threshold_in_another_unit_is_compared_in_the_records_unit() -> None:
+    doses = [r["dose"] for r in MEDS if r["ref"] == "MedicationAdministration/adm-vanc"]  # mg
+    over = ask("any doses of vanc over 1.5 g?")
+    assert over["answer"] == [any(d > 1500 for d in doses)] == [False]
+    assert "1.5 g = 1500 mg" in over["text"]
+    assert ask("any doses of vanc over 0.9 g?")["answer"] == [any(d > 900 for d in doses)] == [True]
+    # a unit of another dimension is said, never compared as if it were the record's
+    assert ask("any creatinine over 2 mmol/L?")["status"] == "no-data"

@@ -1132,31 +1132,42 @@ def plan_threshold(pq: ParsedQuestion) -> Plan:
         yield got
         return
     view, handle = got.view, got.handle
+    latest = _row((yield ("get_by_index", {"records": handle, "index": -1})))
+    # "any doses of vanc over 1.5 g?" of doses charted in mg: the threshold in the record's unit (1500 mg)
+    limit, said = cmp.value, _fmt(cmp.value)
+    record_unit = _row_value(view, latest)[1]
+    if cmp.unit and record_unit and _unit_key(cmp.unit) != _unit_key(record_unit):
+        converted = _convert(float(cmp.value), cmp.unit, record_unit)
+        if converted is None:
+            yield final([], f"The record gives {_entity_label(pq)} in {record_unit}, which {cmp.unit} does not convert to.",
+                        status="no-data")
+            return
+        limit, said = converted, f"{_fmt(cmp.value)} {cmp.unit} = {_with_unit(converted, record_unit)}"
     if _asks_latest(pq.text):
         # "GFR < 60 on the latest?": the latest value alone, not whether any ever was
-        row = _row((yield ("get_by_index", {"records": handle, "index": -1})))
+        row = latest
         value, unit = _row_value(view, row)
         if not isinstance(value, int | float):
             yield final([], f"The latest {_entity_label(pq)} has no numeric value to compare.", status="no-data")
             return
-        met = {"<": value < cmp.value, "<=": value <= cmp.value, ">": value > cmp.value, ">=": value >= cmp.value,
-               "==": value == cmp.value}.get(cmp.op, False)
+        met = {"<": value < limit, "<=": value <= limit, ">": value > limit, ">=": value >= limit,
+               "==": value == limit}.get(cmp.op, False)
         yield final([met], f"{'Yes' if met else 'No'}: the latest {label(row, pq.entity)} was {_with_unit(value, unit)} "
-                    f"on {_day(row.get('time'))} ({'' if met else 'not '}{cmp.op} {_fmt(cmp.value)}).")
+                    f"on {_day(row.get('time'))} ({'' if met else 'not '}{cmp.op} {said}).")
         return
-    hits = yield ("filter_by_value", {"records": handle, "op": cmp.op, "value": cmp.value})
+    hits = yield ("filter_by_value", {"records": handle, "op": cmp.op, "value": limit})
     window = f" {pq.window.label}" if pq.window else ""
     if hits.get("count"):
         mode = "max" if cmp.op.startswith(">") else "min"
         row = _row((yield ("find_extreme", {"records": hits["handle"], "mode": mode})))
         value, unit = _row_value(view, row)
-        yield final([True], f"Yes: {hits['count']} value(s) {cmp.op} {_fmt(cmp.value)}{window}; the extreme was "
+        yield final([True], f"Yes: {hits['count']} value(s) {cmp.op} {said}{window}; the extreme was "
                     f"{_with_unit(value, unit)} on {_day(row.get('time'))}.")
         return
     mode = "max" if cmp.op.startswith(">") else "min"
     row = _row((yield ("find_extreme", {"records": handle, "mode": mode})))
     value, unit = _row_value(view, row)
-    yield final([False], f"No: none {cmp.op} {_fmt(cmp.value)}{window}; the {'highest' if mode == 'max' else 'lowest'} was "
+    yield final([False], f"No: none {cmp.op} {said}{window}; the {'highest' if mode == 'max' else 'lowest'} was "
                 f"{_with_unit(value, unit)} on {_day(row.get('time'))}.")
 
 
