@@ -37,7 +37,13 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     labelled = re.match(spec["label"], body, re.IGNORECASE)
     if labelled and len(labelled.group("label").split()) <= int(spec["label_max_words"]):
         parts = [p.strip() for piece in re.split(f"[{marks}]", labelled.group("rest")) for p in piece.split(",")]
-    parts = [p for p in parts if p]
+    merged: list[str] = []
+    for part in (p for p in parts if p):
+        if merged and part.startswith("("):  # "febrile in the ED? (H&P 10/13/2025)": a qualifier of the part before
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    parts = merged
     if not int(spec["min_parts"]) <= len(parts) <= int(spec["max_parts"]):
         return None
     if any(len(re.findall(r"[^\W\d_]", p)) < int(spec["min_part_chars"]) for p in parts):
