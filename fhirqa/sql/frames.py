@@ -19,6 +19,8 @@ The frames are recognised by the FHIR path's own readers (the same lexicon files
   changed?", "how many days on vanc?"): the FHIR plans run unchanged over the ``medication_changes`` and
   ``medication_courses`` tools, whose rows are the patient's DRUG_EXPOSURE / PRESCRIPTIONS and INPUTEVENTS rows read
   as the medication view (:class:`~fhirqa.sql.patient_rows.RelationalPatientRows`);
+- **several questions in one** ("pre-op check: any anticoagulants, last K and Cr?") and **abnormal results of a
+  kind** ("any abnormal labs?"): each part through the SQL path; every result judged as the FHIR path judges it;
 - **what happened in a window** and **PRN doses** ("o/n events", "any PRNs overnight?"): the FHIR plan of
   :mod:`~fhirqa.agent.backends.offline.events_plan` over the ``window_events`` tool and the medication rows, the
   patient's rows read as the views.
@@ -215,6 +217,18 @@ def several_items(pq: ParsedQuestion, data: SqlPatient, answer: Callable[[Parsed
     return joined_answer(parts, [answer(parse_question(q, data.now)) for q in parts.questions])
 
 
+def checklist(pq: ParsedQuestion, data: SqlPatient, answer: Callable[[ParsedQuestion], Final]) -> Final | None:
+    """"pre-op check: any anticoagulants, last K and Cr, allergies?": each part asked alone through the SQL path, the
+    answers joined as the FHIR path joins them; None when the question is one question."""
+    from fhirqa.agent.backends.offline.checklist_plan import checklist_parts, joined
+    from fhirqa.sql.offline_sql import parse_question
+
+    parts = checklist_parts(pq)
+    if parts is None:
+        return None
+    return joined(parts, [answer(parse_question(part + "?", data.now)) for part in parts])
+
+
 # -- medications over time ------------------------------------------------------------------------------------
 def medication_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | None:
     """Medication changes ("any med changes in the last 6 months?", "was the lisinopril dose changed?") and days of
@@ -306,9 +320,10 @@ def result_frame(pq: ParsedQuestion, data: SqlPatient, person: Any) -> Final | N
     """Whether a result is normal, high or low, the latest against a time back, a listed run of values: the FHIR
     plans over the patient's rows; None for other questions (or a plan that passes: the item is not a result)."""
 
+    from fhirqa.agent.backends.offline.abnormal_plan import abnormal_asked, plan_abnormal
     from fhirqa.agent.backends.offline.normality_plan import normality_asked, plan_normality
     from fhirqa.agent.backends.offline.series_plan import plan_series, series_asked
     from fhirqa.agent.backends.offline.then_now_plan import plan_then_now, then_now_asked
 
-    return _first_frame(pq, data, person, ((normality_asked, plan_normality), (then_now_asked, plan_then_now),
-                                           (series_asked, plan_series)))
+    return _first_frame(pq, data, person, ((abnormal_asked, plan_abnormal), (normality_asked, plan_normality),
+                                           (then_now_asked, plan_then_now), (series_asked, plan_series)))

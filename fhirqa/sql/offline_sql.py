@@ -459,6 +459,9 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
     if group is not None:  # "vitals before the MI", "latest vitals": the group of results is the item, as on the FHIR path
         pq.entity = group
     if state is None:
+        listed = frames.checklist(pq, data, lambda part: compile_and_answer(part, data, person))
+        if listed is not None:  # "pre-op check: any anticoagulants, last K and Cr?": each question asked alone
+            return listed
         several = frames.several_items(pq, data, lambda part: compile_and_answer(part, data, person))
         if several is not None:  # "last K and Mg?": each item asked, the answers joined
             return several

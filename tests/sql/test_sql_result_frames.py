@@ -80,3 +80,14 @@ def test_the_reason_for_admission_is_the_stays_admitting_diagnosis(db):
         answer = ask_sql(question, patient_id="10006", now=NOW, connection=str(db))
         assert answer.answer == [reason] == ["SEPSIS"], question
         assert any(e.ref.lower().startswith("admissions/") for e in answer.evidence), question
+
+
+def test_abnormal_vitals_and_a_checklist_run_as_on_the_fhir_path(db):
+    latest = charted(db)[-1]
+    day = [(rid, v) for rid, when, v in charted(db) if when[:10] == latest[1][:10]]  # the latest day with vitals
+    answer = ask_sql("any abnormal vitals?", patient_id="10006", now=NOW, connection=str(db))
+    assert answer.answer == [any(v > 119 for _, v in day)] == [True]  # 142: above the usual range
+    assert f"chartevents/{latest[0]}" in {e.ref.lower() for e in answer.evidence}
+    parts = ask_sql("last systolic BP? is his systolic BP high?", patient_id="10006", now=NOW, connection=str(db))
+    assert parts.answer == [latest[2], True]
+    assert parts.text.startswith("Last systolic BP:") and "Is his systolic BP high:" in parts.text

@@ -60,18 +60,24 @@ def plan_checklist(pq: ParsedQuestion, parts: list[str]) -> Generator[Call, dict
     if pq.now is None:
         yield final([], "A question in parts needs the question's time.", status="error")
         return
+    finals = []
+    for part in parts:
+        finals.append((yield from _run(plan(parse(part + "?", pq.now)))))
+    yield ("final_answer", joined(parts, finals))
+
+
+def joined(parts: list[str], finals: list[dict[str, Any] | None]) -> dict[str, Any]:
+    """The final answer of a checklist from its parts' own (a part with none says "no answer"): the answers of the
+    parts that have one, in order, and one line per part led by it; no-data when no part has an answer."""
     lines: list[str] = []
     answers: list[Any] = []
-    unanswered: list[str] = []
-    for part in parts:
-        got = yield from _run(plan(parse(part + "?", pq.now)))
+    answered = 0
+    for part, got in zip(parts, finals, strict=True):
         text = str((got or {}).get("text") or "").strip() or "no answer."
-        if got is None or got.get("status") in ("no-data", "error"):
-            unanswered.append(part)
-        else:
+        if got is not None and got.get("status") not in ("no-data", "error"):
+            answered += 1
             answers.extend(got.get("answer") or [])
         lines.append(f"{part[0].upper()}{part[1:]}: {text}")
-    if len(unanswered) == len(parts):
-        yield final([], " ".join(lines), status="no-data")
-        return
-    yield final(answers, " ".join(lines))
+    if not answered:
+        return {"answer": [], "text": " ".join(lines), "status": "no-data"}
+    return {"answer": answers, "text": " ".join(lines), "status": "answered"}
