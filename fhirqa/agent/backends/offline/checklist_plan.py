@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -37,10 +38,17 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     labelled = re.match(spec["label"], body, re.IGNORECASE)
     if labelled and len(labelled.group("label").split()) <= int(spec["label_max_words"]):
         parts = [p.strip() for piece in re.split(f"[{marks}]", labelled.group("rest")) for p in piece.split(",")]
+    from fhirqa.agent.backends.offline.backend import _names_something
+    from fhirqa.agent.backends.offline.parser import parse
+
+    now = pq.now or datetime.now(UTC)
     merged: list[str] = []
     for part in (p for p in parts if p):
         if merged and part.startswith("("):  # "febrile in the ED? (H&P 10/13/2025)": a qualifier of the part before
             merged[-1] = f"{merged[-1]} {part}"
+        elif merged and not _names_something(parse(part + "?", now)):
+            # "triglycerides in the past year? most recent one", "sodium, in mmol/L": it asks on about the part before
+            merged[-1] = f"{merged[-1]}, {part}"
         else:
             merged.append(part)
     parts = merged
