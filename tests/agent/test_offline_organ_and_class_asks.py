@@ -68,3 +68,14 @@ def test_a_threshold_in_another_unit_is_compared_in_the_records_unit() -> None:
     assert ask("any doses of vanc over 0.9 g?")["answer"] == [any(d > 900 for d in doses)] == [True]
     # a unit of another dimension is said, never compared as if it were the record's
     assert ask("any creatinine over 2 mmol/L?")["status"] == "no-data"
+
+
+def test_when_a_result_or_visit_was_last_is_said_with_what_it_found_or_why() -> None:
+    got = ask("when was his creatinine last checked?")
+    assert str(got["answer"][0]).startswith(CR[-1]["time"].date().isoformat())
+    assert f": {CR[-1]['value']:g} mg/dL" in got["text"]
+    visit = {"patient_id": "p1", "ref": "Encounter/v1", "class_code": "AMB", "class_name": "ambulatory",
+             "type_name": "Follow-up encounter", "status": "finished", "start_time": CR[0]["time"],
+             "end_time": CR[0]["time"], "reason_name": "Hyperlipidemia", "discharge_disposition": None}
+    seen = offline_answer("when did he last see a doctor and why?", {**VIEWS, "encounter": [visit]}, NOW)
+    assert "(reason: Hyperlipidemia)" in seen["text"] and "Encounter/v1" in seen["cited"]

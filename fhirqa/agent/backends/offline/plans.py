@@ -1198,9 +1198,12 @@ def plan_time_of(pq: ParsedQuestion) -> Plan:
     when = _row_time(row)
     word = "first" if pq.position == "first" else "last"
     name = label(row, pq.entity)
-    # "when was her A1c last checked (and what was it)?": a result's date comes with what it found
+    # "when was her A1c last checked (and what was it)?": a result's date comes with what it found; "when did she
+    # last see a doctor (and why)?": a visit's with its reason
     value, unit = _row_value(got.view, row) if got.view == "observation" else (None, None)
     found = f": {_with_unit(value, unit)}" if value is not None and value != "" else ""
+    if got.view == "encounter" and row.get("reason_name"):
+        found = f" (reason: {row['reason_name']})"
     yield final([when], f"The {word} {name} was on {_day(when)}{found}.")
 
 
