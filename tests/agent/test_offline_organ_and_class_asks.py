@@ -79,3 +79,19 @@ def test_when_a_result_or_visit_was_last_is_said_with_what_it_found_or_why() -> 
              "end_time": CR[0]["time"], "reason_name": "Hyperlipidemia", "discharge_disposition": None}
     seen = offline_answer("when did he last see a doctor and why?", {**VIEWS, "encounter": [visit]}, NOW)
     assert "(reason: Hyperlipidemia)" in seen["text"] and "Encounter/v1" in seen["cited"]
+
+
+def _allergy(aid: str, name: str) -> dict[str, Any]:
+    return {"patient_id": "p1", "ref": f"AllergyIntolerance/{aid}", "name": name, "category": "medication",
+            "clinical_status": "active", "criticality": "high", "recorded_time": None, "reaction": "Hives"}
+
+
+def test_an_allergy_to_another_member_of_an_allergy_class_is_a_yes_by_class() -> None:
+    views = {**VIEWS, "allergy": [_allergy("pcn", "penicillin"), _allergy("sulfa", "sulfamethoxazole")]}
+    amox = offline_answer("is he allergic to amoxicillin?", views, NOW)
+    assert amox["answer"] == [True] and "AllergyIntolerance/pcn" in amox["cited"]
+    assert "by class" in amox["text"] and "penicillin class" in amox["text"]
+    assert offline_answer("is he allergic to bactrim?", views, NOW)["answer"] == [True]  # sulfamethoxazole in it
+    # a broad class is no allergy class: penicillin says nothing of vancomycin; cephalosporins are not inferred
+    for drug in ("vancomycin", "cephalexin"):
+        assert offline_answer(f"is he allergic to {drug}?", views, NOW)["answer"] == [False], drug

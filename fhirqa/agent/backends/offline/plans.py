@@ -1057,6 +1057,57 @@ def _topic_search(topic: str) -> str:
     return next(search for name, search, _ in _undocumented_topics() if name == topic)
 
 
+@lru_cache(maxsize=1)
+def _allergy_classes() -> frozenset[str]:
+    from fhirqa.project import lexicon_file
+
+    return frozenset(lexicon_file("allergy_classes.json")["classes"])
+
+
+def _generics_of(name: str) -> set[str]:
+    """The generics a drug or allergen name stands for: the drug, a class's members, or the combinations holding it
+    ("sulfamethoxazole" → trimethoprim/sulfamethoxazole)."""
+    from fhirqa.agent.lexicon import Lexicon, normalize
+
+    lexicon = Lexicon.load()
+    generic = lexicon.drug_generic(name)
+    if generic:
+        return {generic}
+    members = lexicon.class_members(name)
+    if members:
+        return set(members)
+    key = normalize(name)
+    return {m for c in lexicon.data["drugs"]["classes"] for m in c["members"] if key in
+            (normalize(part) for part in m.split("/"))}
+
+
+def _allergy_by_class(drug: str) -> Generator[Call, dict[str, Any], Call | None]:
+    """Yes, by class, when the allergy list names another member of an allergy class ``drug`` belongs to (cited);
+    None when it does not (the caller says No)."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    lexicon = Lexicon.load()
+    asked = _generics_of(drug)
+    classes = {c for g in asked for c in lexicon.drug_classes(g)} & _allergy_classes()
+    if not classes:
+        return None
+    listed = yield ("get_resources", {"view": "allergy"})
+    if not listed.get("count"):
+        return None
+    names = yield ("extract_field_value", {"records": listed["handle"], "field": "name", "distinct": True})
+    for value in names.get("values") or []:
+        name = str(value.get("value") if isinstance(value, dict) else value)
+        shared = sorted({c for g in _generics_of(name) for c in lexicon.drug_classes(g)} & classes)
+        if not shared:
+            continue
+        one = yield ("filter_by_value", {"records": listed["handle"], "op": "==", "value": name, "field": "name"})
+        row = _row((yield ("get_by_index", {"records": one.get("handle") or listed["handle"], "index": -1})))
+        return final([True], f"Yes, by class: the record holds an allergy to {row.get('name') or name} "
+                             f"({row.get('ref')}), and {drug} is a drug of the same class ({', '.join(shared)}); no "
+                             f"allergy to {drug} itself is recorded.")
+    return None
+
+
 def plan_exists(pq: ParsedQuestion) -> Plan:
     """Yes/no: is the item anywhere in the record (within the window)? True negatives say what was searched.
 
@@ -1095,6 +1146,12 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
             yield final([], f"Not documented: the record says nothing about {topic} ({asked}; searched {searched} and "
                             "the notes).", status="no-data")
             return
+        if "allergy" in pointed and pq.entity:
+            # "is he allergic to amoxicillin?" with a penicillin allergy on file: yes, by class
+            by_class = yield from _allergy_by_class(pq.entity)
+            if by_class is not None:
+                yield by_class
+                return
         yield final([False], f"No: {asked} in the record (searched {searched}).")
         return
     view, found = located
