@@ -61,3 +61,5 @@ def test_one_question_with_a_comma_or_a_date_is_not_cut() -> None:
                      "triglycerides in the past year? most recent one", "x-cover q: most recent sodium, in mmol/L?"):
         assert checklist_parts(parse(question, NOW)) is None, question
     assert checklist_parts(parse("dispo: last K, any abx", NOW)) == ["last K", "any abx"]
+    # a label that names an item is the subject of every part
+    assert checklist_parts(parse("K: last value, trend?", NOW)) == ["K last value", "K trend"]

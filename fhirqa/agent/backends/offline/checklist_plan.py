@@ -36,8 +36,13 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     marks = "".join(re.escape(s) for s in spec["separators"])
     parts = [p.strip() for p in re.split(f"[{marks}]", body)]
     labelled = re.match(spec["label"], body, re.IGNORECASE)
+    subject = ""
     if labelled and len(labelled.group("label").split()) <= int(spec["label_max_words"]):
         parts = [p.strip() for piece in re.split(f"[{marks}]", labelled.group("rest")) for p in piece.split(",")]
+        from fhirqa.agent.lexicon import Lexicon
+
+        if Lexicon.load().expand(labelled.group("label")):  # "vanc: last dose, last trough?": each part is of vanc
+            subject = labelled.group("label").strip()
     from fhirqa.agent.backends.offline.backend import _names_something
     from fhirqa.agent.backends.offline.parser import parse
 
@@ -46,12 +51,12 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     for part in (p for p in parts if p):
         if merged and part.startswith("("):  # "febrile in the ED? (H&P 10/13/2025)": a qualifier of the part before
             merged[-1] = f"{merged[-1]} {part}"
-        elif merged and not _names_something(parse(part + "?", now)):
+        elif merged and not _names_something(parse(f"{subject} {part}".strip() + "?", now)):
             # "triglycerides in the past year? most recent one", "sodium, in mmol/L": it asks on about the part before
             merged[-1] = f"{merged[-1]}, {part}"
         else:
             merged.append(part)
-    parts = merged
+    parts = [f"{subject} {p}" for p in merged] if subject else merged
     if not int(spec["min_parts"]) <= len(parts) <= int(spec["max_parts"]):
         return None
     if any(len(re.findall(r"[^\W\d_]", p)) < int(spec["min_part_chars"]) for p in parts):

@@ -1700,6 +1700,8 @@ def plan_stay(pq: ParsedQuestion) -> Plan:
     args: dict[str, Any] = {"start": row["start_time"], "unit": pq.time_unit}
     if not ongoing:
         args["end"] = row["end_time"]
+        if pq.time_unit == "days":  # calendar days between the dates the stay was written with (the ones said)
+            args.update(start=_day(row["start_time"]), end=_day(row["end_time"]))
     length = yield ("calculate_time_offset", args)
     until = "so far (still admitted)" if ongoing else f"to discharge on {_day(row['end_time'])}"
     yield final([length["value"]], f"Length of the {word} stay: {_fmt(length['value'])} {pq.time_unit}, from admission on "
