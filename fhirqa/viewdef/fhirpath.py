@@ -35,6 +35,8 @@ from .chain import (
     OFTYPE,
     REFKEY,
     TYPE,
+    WHERE_EQ,
+    EXT,
     Env,
     Expr,
     Inv,
@@ -43,7 +45,7 @@ from .chain import (
     walk,
 )
 from .errors import FHIRPathError
-from .functions import compile_call
+from .functions import compile_call, member_equals_literal
 from .parser import Binary, Call, ExtConst, Indexer, Invoke, Literal, Member, TypeOp, Unary, Var, parse
 from .values import choice_key, normalize_type_name
 
@@ -169,6 +171,18 @@ class Compiler:
             if step.name == "getReferenceKey" and len(step.args) <= 1:
                 pending.append((REFKEY, self.type_name(step.args[0]) if step.args else None, None))
                 return True
+            if step.name == "where" and len(step.args) == 1:
+                simple = member_equals_literal(self, step.args[0])
+                if simple is not None:
+                    pending.append((WHERE_EQ, simple[0], simple[1]))
+                    return True
+                return False
+            if step.name == "extension" and len(step.args) == 1:
+                url = self.constant(step.args[0])
+                if url is not None and len(url) == 1 and type(url[0]) is str:
+                    pending.append((EXT, url[0], None))
+                    return True
+                return False
             if step.name in ("first", "last") and not step.args:
                 pending.append((FIRST if step.name == "first" else LAST, None, None))
                 return True
@@ -219,7 +233,8 @@ class Compiler:
             chain, name = getattr(invs[0], "steps", None), steps[-1].name
             if chain is not None and name in ("exists", "empty"):
                 want = name == "exists"
-                return lambda focus, env: _TRUE if bool(walk(focus, env, chain)) is want else _FALSE
+                test = fast_chain(chain) or partial(walk, steps=chain)
+                return lambda focus, env: _TRUE if bool(test(focus, env)) is want else _FALSE
         return _sequence(head_fn, invs)
 
     def _dynamic_index(self, step: Indexer) -> Inv:
