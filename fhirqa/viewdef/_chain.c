@@ -111,23 +111,31 @@ scan_choice(Chain *self, PyObject *d, PyObject *base, PyObject **found)
     return 0;
 }
 
-/* where(key = text) on one item: 1 kept, 0 not, -1 error (chain.where_equals). */
+/* where(key = literal or ...) on one item, pairs being the (key, literal) tests: 1 kept, 0 not, -1 error
+ * (chain.where_equals). A bool literal only matches that JSON boolean (True and False are singletons). */
 static int
-where_keeps(PyObject *item, PyObject *key, PyObject *text)
+where_keeps(PyObject *item, PyObject *pairs)
 {
     if (!PyDict_CheckExact(item))
         return 0;
-    PyObject *v = PyDict_GetItemWithError(item, key);
-    if (v == NULL) {
-        if (PyErr_Occurred())
-            return -1;
-        v = Py_None;
+    for (Py_ssize_t p = 0; p < PyTuple_GET_SIZE(pairs); p++) {
+        PyObject *pair = PyTuple_GET_ITEM(pairs, p);
+        PyObject *key = PyTuple_GET_ITEM(pair, 0), *want = PyTuple_GET_ITEM(pair, 1);
+        int boolean = PyBool_Check(want);
+        PyObject *v = PyDict_GetItemWithError(item, key);
+        if (v == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            v = Py_None;
+        }
+        int eq = boolean ? v == want : PyObject_RichCompareBool(v, want, Py_EQ);
+        if (eq == 0 && PyList_CheckExact(v) && PyList_GET_SIZE(v) == 1) {
+            PyObject *only = PyList_GET_ITEM(v, 0);
+            eq = boolean ? only == want : PyObject_RichCompareBool(only, want, Py_EQ);
+        }
+        if (eq != 0)
+            return eq;
     }
-    int eq = PyObject_RichCompareBool(v, text, Py_EQ);
-    if (eq != 0)
-        return eq;
-    if (PyList_CheckExact(v) && PyList_GET_SIZE(v) == 1)
-        return PyObject_RichCompareBool(PyList_GET_ITEM(v, 0), text, Py_EQ);
     return 0;
 }
 
@@ -318,7 +326,7 @@ chain_run(Chain *self, PyObject *inp, PyObject *env, PyObject **cur_out, PyObjec
                     goto empty;
                 break;
             case K_WHERE_EQ: {
-                int keep = where_keeps(cur, s->a, s->b);
+                int keep = where_keeps(cur, s->a);
                 if (keep < 0)
                     goto error;
                 if (!keep)
@@ -377,7 +385,7 @@ chain_run(Chain *self, PyObject *inp, PyObject *env, PyObject **cur_out, PyObjec
                     goto error;
                 for (Py_ssize_t j = 0; j < n; j++) {
                     PyObject *item = PyList_GET_ITEM(coll, j);
-                    int keep = where_keeps(item, s->a, s->b);
+                    int keep = where_keeps(item, s->a);
                     if (keep < 0 || (keep && PyList_Append(out, item) < 0)) {
                         Py_DECREF(out);
                         goto error;
@@ -451,16 +459,17 @@ error:
     return -1;
 }
 
-/* chain(inp, env) -> list */
+/* chain(inp, env) -> list, or chain(inp, focus, env) as an invocation (fhirpath._chain_inv; focus unused) */
 static PyObject *
 Chain_vectorcall(Chain *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL) {
-        PyErr_SetString(PyExc_TypeError, "a chain takes (input, env)");
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if ((nargs != 2 && nargs != 3) || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a chain takes (input, env) or (input, focus, env)");
         return NULL;
     }
     PyObject *cur, *coll;
-    if (chain_run(self, args[0], args[1], &cur, &coll) < 0)
+    if (chain_run(self, args[0], args[nargs - 1], &cur, &coll) < 0)
         return NULL;
     if (coll != NULL)
         return coll;
@@ -568,8 +577,13 @@ Chain_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
                 return NULL;
             }
         }
-        else if (kind == K_WHERE_EQ)
-            bad = !PyUnicode_Check(a);
+        else if (kind == K_WHERE_EQ) {
+            bad = !PyTuple_Check(a);
+            for (Py_ssize_t p = 0; !bad && p < PyTuple_GET_SIZE(a); p++) {
+                PyObject *pair = PyTuple_GET_ITEM(a, p);
+                bad = !PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0));
+            }
+        }
         if (bad) {
             PyErr_SetString(PyExc_TypeError, "malformed chain step");
             Py_DECREF(self);
@@ -578,6 +592,11 @@ Chain_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     return (PyObject *)self;
 }
+
+static PyMemberDef Chain_members[] = {
+    {"steps", T_OBJECT, offsetof(Chain, all), READONLY, "the chain's steps, as chain.walk takes them"},
+    {NULL},
+};
 
 static PyTypeObject ChainType = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -589,6 +608,7 @@ static PyTypeObject ChainType = {
     .tp_call = PyVectorcall_Call,
     .tp_new = Chain_new,
     .tp_dealloc = (destructor)Chain_dealloc,
+    .tp_members = Chain_members,
 };
 
 /* ------------------------------------------------------------------------------------------ cells and rows */

@@ -52,7 +52,7 @@ CHOICE_BASES = frozenset(
 
 # Chain step kinds (small ints compare fastest; _chain.c numbers them the same way).
 # FIRST and LAST must stay right after MEMBER: walk() tests `kind <= LAST`.
-# WHERE_EQ is ``where(member = 'text')`` and EXT ``extension('url')``: fused into chains because the
+# WHERE_EQ is ``where(member = 'text' or …)`` (a = the (member, literal) pairs) and EXT ``extension('url')``: fused into chains because the
 # canonical maps use them on most resources (``code.coding.where(system = …).first().code``, US Core
 # extensions) and, as separate functions, they cost three Python frames per cell.
 MEMBER, FIRST, LAST, CHOICE, REFKEY, INDEX, TYPE, OFTYPE, WHERE_EQ, EXT = range(10)
@@ -102,15 +102,23 @@ def _choice_all(coll: list, key: str, base: str, type_name: str) -> list:
     return out
 
 
-def where_equals(coll: list, key: str, text: str) -> list:
-    """``where(key = 'text')`` over ``coll``: the same items the generic criterion keeps (a list-valued
-    element only matches as a singleton; a missing element makes the criterion empty, not kept)."""
+def where_equals(coll: list, pairs: tuple) -> list:
+    """``where(key = literal or …)`` over ``coll``, ``pairs`` being the (key, literal) tests: the items the
+    generic criterion keeps. A list-valued element only matches as a singleton, a missing element makes a
+    test empty (not kept), and a boolean literal only equals the same JSON boolean (FHIRPath ``=``: ``1`` is not
+    ``true``)."""
     out = []
     for x in coll:
         if type(x) is dict:
-            v = x.get(key)
-            if v == text or (type(v) is list and len(v) == 1 and v[0] == text):
-                out.append(x)
+            for key, want in pairs:
+                v = x.get(key)
+                if type(want) is bool:
+                    hit = v is want or (type(v) is list and len(v) == 1 and v[0] is want)
+                else:
+                    hit = v == want or (type(v) is list and len(v) == 1 and v[0] == want)
+                if hit:
+                    out.append(x)
+                    break
     return out
 
 
@@ -191,10 +199,7 @@ def walk(inp: list, env: Env | None, steps: tuple) -> list:
                 if type(cur) is not dict or cur.get("resourceType") != a:
                     return []
             elif kind == WHERE_EQ:
-                if type(cur) is not dict:
-                    return []
-                v = cur.get(a)
-                if not (v == b or (type(v) is list and len(v) == 1 and v[0] == b)):
+                if not where_equals([cur], a):
                     return []
             elif kind == EXT:
                 coll = extensions([cur], a)
@@ -220,7 +225,7 @@ def walk(inp: list, env: Env | None, steps: tuple) -> list:
             elif kind == TYPE:
                 coll = [x for x in coll if type(x) is dict and x.get("resourceType") == a]
             elif kind == WHERE_EQ:
-                coll = where_equals(coll, a, b)
+                coll = where_equals(coll, a)
             elif kind == EXT:
                 coll = extensions(coll, a)
             else:

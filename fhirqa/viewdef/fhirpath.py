@@ -25,6 +25,7 @@ from functools import partial
 from typing import Any
 
 from . import functions_text, operators  # noqa: F401 -- functions_text registers functions on import
+from . import chain as _chain_module
 from .chain import (
     CHOICE,
     CHOICE_BASES,
@@ -172,9 +173,9 @@ class Compiler:
                 pending.append((REFKEY, self.type_name(step.args[0]) if step.args else None, None))
                 return True
             if step.name == "where" and len(step.args) == 1:
-                simple = member_equals_literal(self, step.args[0])
-                if simple is not None:
-                    pending.append((WHERE_EQ, simple[0], simple[1]))
+                pairs = member_equals_literal(self, step.args[0])
+                if pairs is not None:
+                    pending.append((WHERE_EQ, pairs, None))
                     return True
                 return False
             if step.name == "extension" and len(step.args) == 1:
@@ -261,6 +262,9 @@ def _as_collection(value: Any) -> list:
 
 def _chain_inv(steps: tuple) -> Inv:
     fast = fast_chain(steps)  # the one-item shortcut (in C when built), else the general walk
+    native = _chain_module.NATIVE
+    if native is not None and type(fast) is native.Chain:
+        return fast  # a C chain also takes (input, focus, env): no Python frame around it
 
     if fast is not None:
 
