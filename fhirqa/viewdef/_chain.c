@@ -215,26 +215,29 @@ error:
     return NULL;
 }
 
-/* Run the chain over inp. On success (0) exactly one of: *cur (one item, new reference), *coll (a list of any
- * length, new reference), neither (empty). -1 on error. */
+/* Run the chain (at least one step) from a state: one item in_cur, or the list in_coll (any length; borrowed).
+ * walk() restarted on [item] or on a list continues exactly as it would have (one item and a one-item list
+ * give the same results through every step kind), which is what lets a state be shared and continued.
+ * On success (0) exactly one of: *cur (one item, new reference), *coll (a list of any length, new reference),
+ * neither (empty). -1 on error. */
 static int
-chain_run(Chain *self, PyObject *inp, PyObject *env, PyObject **cur_out, PyObject **coll_out)
+chain_from(Chain *self, PyObject *in_cur, PyObject *in_coll, PyObject *env, PyObject **cur_out, PyObject **coll_out)
 {
     PyObject *cur = NULL, *coll = NULL, *handed;
     Py_ssize_t i = 0;
     *cur_out = *coll_out = NULL;
-    if (!PyList_CheckExact(inp) || self->count == 0) {
-        handed = call_walk(self, inp, env, self->all);
-        goto handed_off;
-    }
-    if (PyList_GET_SIZE(inp) == 1) {
-        cur = PyList_GET_ITEM(inp, 0);
+    if (in_cur != NULL) {
+        cur = in_cur;
         Py_INCREF(cur);
     }
-    else if (PyList_GET_SIZE(inp) == 0)
+    else if (PyList_GET_SIZE(in_coll) == 1) {
+        cur = PyList_GET_ITEM(in_coll, 0);
+        Py_INCREF(cur);
+    }
+    else if (PyList_GET_SIZE(in_coll) == 0)
         return 0;  /* walk() of nothing through at least one step is nothing */
     else {
-        coll = inp;
+        coll = in_coll;
         Py_INCREF(coll);
     }
     for (i = 0; i < self->count; i++) {
@@ -439,7 +442,6 @@ hand_off:
         handed = call_walk(self, coll, env, self->steps[i].from_here);
         Py_CLEAR(coll);
     }
-handed_off:
     if (handed == NULL)
         return -1;
     if (!PyList_Check(handed)) {
@@ -457,6 +459,26 @@ error:
     Py_XDECREF(cur);
     Py_XDECREF(coll);
     return -1;
+}
+
+/* Run the chain over the collection inp (chain_from's results). */
+static int
+chain_run(Chain *self, PyObject *inp, PyObject *env, PyObject **cur_out, PyObject **coll_out)
+{
+    if (!PyList_CheckExact(inp) || self->count == 0) {
+        PyObject *handed = call_walk(self, inp, env, self->all);
+        *cur_out = NULL;
+        *coll_out = handed;
+        if (handed == NULL)
+            return -1;
+        if (!PyList_Check(handed)) {
+            Py_CLEAR(*coll_out);
+            PyErr_SetString(PyExc_TypeError, "walk() must return a list");
+            return -1;
+        }
+        return 0;
+    }
+    return chain_from(self, NULL, inp, env, cur_out, coll_out);
 }
 
 /* chain(inp, env) -> list, or chain(inp, focus, env) as an invocation (fhirpath._chain_inv; focus unused) */
@@ -613,22 +635,48 @@ static PyTypeObject ChainType = {
 
 /* ------------------------------------------------------------------------------------------ cells and rows */
 
-/* One column cell. 0: *cell set (new reference); 1: a non-collection column has several values; -1: error. */
+/* Shared chain prefixes of one select's columns (runner._shared_prefixes): several columns often start with the
+ * same steps (``code.coding``, ``value.ofType(Quantity)``: four Observation columns each), and on synthea-r4 the
+ * dict lookups are most of the cost of a cell, so each prefix is walked once per row and its state reused. */
+#define MAX_NODES 64
+
+typedef struct {
+    PyObject *cur, *coll;  /* the state (new references; both NULL: empty) */
+    int done;
+} State;
+
+/* The state of node j (a tuple (parent, chain), parents first), computed on first use. */
 static int
-column_cell(PyObject *expr, int collection, PyObject *focus, PyObject *env, PyObject **cell)
+node_state(PyObject *nodes, State *states, Py_ssize_t j, PyObject *focus, PyObject *env)
 {
-    PyObject *cur = NULL, *coll = NULL;
-    if (Py_IS_TYPE(expr, &ChainType)) {
-        /* No list around a single value: most cells are one value. */
-        if (chain_run((Chain *)expr, focus, env, &cur, &coll) < 0)
-            return -1;
-    }
+    if (states[j].done)
+        return 0;
+    PyObject *node = PyTuple_GET_ITEM(nodes, j);
+    Py_ssize_t parent = PyLong_AsSsize_t(PyTuple_GET_ITEM(node, 0));
+    Chain *chain = (Chain *)PyTuple_GET_ITEM(node, 1);
+    int r;
+    if (parent < 0)
+        r = chain_run(chain, focus, env, &states[j].cur, &states[j].coll);
     else {
-        PyObject *call_args[2] = {focus, env};
-        coll = PyObject_Vectorcall(expr, call_args, 2, NULL);
-        if (coll == NULL)
+        if (node_state(nodes, states, parent, focus, env) < 0)
             return -1;
+        State *up = &states[parent];
+        if (up->cur == NULL && up->coll == NULL)
+            r = 0;  /* nothing goes on through at least one step */
+        else
+            r = chain_from(chain, up->cur, up->coll, env, &states[j].cur, &states[j].coll);
     }
+    if (r < 0)
+        return -1;
+    states[j].done = 1;
+    return 0;
+}
+
+/* A cell from a chain result (cur, coll: new references, consumed). 0: *cell set; 1: several values in a
+ * non-collection column; -1: error. */
+static int
+cell_of(PyObject *cur, PyObject *coll, int collection, PyObject **cell)
+{
     if (collection) {
         if (coll != NULL) {
             *cell = PySequence_List(coll);
@@ -672,36 +720,102 @@ column_cell(PyObject *expr, int collection, PyObject *focus, PyObject *env, PyOb
     return *cell == NULL ? -1 : 0;
 }
 
-/* One row of (expr, collection) columns: a tuple, Py_None when a column has several values, NULL on error. */
-static PyObject *
-own_row(PyObject *columns, PyObject *focus, PyObject *env)
+/* One column cell: spec is (expr, collection) or, with shared prefixes, (rest, collection, node) where rest is
+ * the chain after the node's steps (None: the column is the node). Returns as cell_of. */
+static int
+column_cell(PyObject *spec, PyObject *nodes, State *states, PyObject *focus, PyObject *env, PyObject **cell)
 {
-    Py_ssize_t n = PyTuple_GET_SIZE(columns);
+    PyObject *expr = PyTuple_GET_ITEM(spec, 0), *cur = NULL, *coll = NULL;
+    int collection = PyTuple_GET_ITEM(spec, 1) == Py_True;
+    if (PyTuple_GET_SIZE(spec) == 3) {
+        Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 2));
+        if (node_state(nodes, states, j, focus, env) < 0)
+            return -1;
+        State *st = &states[j];
+        if (expr == Py_None) {
+            cur = st->cur;
+            coll = st->coll;
+            Py_XINCREF(cur);
+            Py_XINCREF(coll);
+        }
+        else if ((st->cur != NULL || st->coll != NULL)
+                 && chain_from((Chain *)expr, st->cur, st->coll, env, &cur, &coll) < 0)
+            return -1;
+    }
+    else if (Py_IS_TYPE(expr, &ChainType)) {
+        /* No list around a single value: most cells are one value. */
+        if (chain_run((Chain *)expr, focus, env, &cur, &coll) < 0)
+            return -1;
+    }
+    else {
+        PyObject *call_args[2] = {focus, env};
+        coll = PyObject_Vectorcall(expr, call_args, 2, NULL);
+        if (coll == NULL)
+            return -1;
+    }
+    return cell_of(cur, coll, collection, cell);
+}
+
+/* One row of columns (see column_cell): a tuple, Py_None when a column has several values, NULL on error. */
+static PyObject *
+own_row(PyObject *columns, PyObject *nodes, PyObject *focus, PyObject *env)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(columns), count = nodes == NULL ? 0 : PyTuple_GET_SIZE(nodes);
+    State states[MAX_NODES];
+    for (Py_ssize_t j = 0; j < count; j++)
+        states[j] = (State){NULL, NULL, 0};
     PyObject *row = PyTuple_New(n);
     if (row == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *spec = PyTuple_GET_ITEM(columns, i), *cell;
-        int r = column_cell(PyTuple_GET_ITEM(spec, 0), PyTuple_GET_ITEM(spec, 1) == Py_True, focus, env, &cell);
+        PyObject *cell;
+        int r = column_cell(PyTuple_GET_ITEM(columns, i), nodes, states, focus, env, &cell);
         if (r != 0) {
             Py_DECREF(row);
-            if (r < 0)
-                return NULL;
-            Py_RETURN_NONE;
+            row = r < 0 ? NULL : Py_None;
+            Py_XINCREF(row);
+            break;
         }
         PyTuple_SET_ITEM(row, i, cell);
+    }
+    for (Py_ssize_t j = 0; j < count; j++) {
+        Py_XDECREF(states[j].cur);
+        Py_XDECREF(states[j].coll);
     }
     return row;
 }
 
+/* Columns are (expr, collection) or (rest chain or None, collection, node index); nodes are (parent, chain). */
 static int
-check_columns(PyObject *columns)
+check_columns(PyObject *columns, PyObject *nodes)
 {
+    Py_ssize_t count = nodes == NULL ? 0 : PyTuple_GET_SIZE(nodes);
+    if (count > MAX_NODES) {
+        PyErr_SetString(PyExc_ValueError, "too many shared prefixes");
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < count; j++) {
+        PyObject *node = PyTuple_GET_ITEM(nodes, j);
+        if (!PyTuple_Check(node) || PyTuple_GET_SIZE(node) != 2 || !PyLong_Check(PyTuple_GET_ITEM(node, 0))
+            || !Py_IS_TYPE(PyTuple_GET_ITEM(node, 1), &ChainType)
+            || PyLong_AsSsize_t(PyTuple_GET_ITEM(node, 0)) >= j) {
+            PyErr_SetString(PyExc_TypeError, "a shared prefix is (parent index before it or -1, chain)");
+            return -1;
+        }
+    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(columns); i++) {
         PyObject *spec = PyTuple_GET_ITEM(columns, i);
-        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2) {
-            PyErr_SetString(PyExc_TypeError, "a column is (expr, collection)");
+        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2 || PyTuple_GET_SIZE(spec) > 3) {
+            PyErr_SetString(PyExc_TypeError, "a column is (expr, collection) or (rest, collection, node)");
             return -1;
+        }
+        if (PyTuple_GET_SIZE(spec) == 3) {
+            PyObject *rest = PyTuple_GET_ITEM(spec, 0), *node = PyTuple_GET_ITEM(spec, 2);
+            Py_ssize_t j = PyLong_Check(node) ? PyLong_AsSsize_t(node) : -1;
+            if (j < 0 || j >= count || (rest != Py_None && !Py_IS_TYPE(rest, &ChainType))) {
+                PyErr_SetString(PyExc_TypeError, "a shared-prefix column is (chain or None, collection, node index)");
+                return -1;
+            }
         }
     }
     return 0;
@@ -715,9 +829,9 @@ chain_own_row(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "own_row(columns: tuple, focus, env)");
         return NULL;
     }
-    if (check_columns(args[0]) < 0)
+    if (check_columns(args[0], NULL) < 0)
         return NULL;
-    return own_row(args[0], args[1], args[2]);
+    return own_row(args[0], NULL, args[1], args[2]);
 }
 
 /* A row generator: gen(focus, env, idx) -> list of row tuples, one of three kinds mirroring runner.py. */
@@ -728,7 +842,8 @@ typedef struct {
     vectorcallfunc vectorcall;
     int kind;
     int or_null;          /* EACH: forEachOrNull */
-    PyObject *columns;    /* BODY: tuple of (expr, collection) */
+    PyObject *columns;    /* BODY: tuple of columns (see column_cell) */
+    PyObject *nodes;      /* BODY: the shared prefixes (tuple of (parent, chain)) */
     PyObject *kids;       /* BODY: child generators; UNION: branches (tuple) */
     PyObject *fallback;   /* BODY: the Python own_row(focus, env), run to raise the named cardinality error */
     PyObject *items;      /* EACH: items_of(focus, env) -> list */
@@ -754,7 +869,7 @@ set_row_index(PyObject *env, Py_ssize_t idx)
 static PyObject *
 body_row(Gen *g, PyObject *focus, PyObject *env)
 {
-    PyObject *row = own_row(g->columns, focus, env);
+    PyObject *row = own_row(g->columns, g->nodes, focus, env);
     if (row == Py_None) {  /* let the Python twin raise the error that names the column */
         Py_DECREF(row);
         PyObject *call_args[2] = {focus, env};
@@ -1014,6 +1129,7 @@ static void
 Gen_dealloc(Gen *self)
 {
     Py_XDECREF(self->columns);
+    Py_XDECREF(self->nodes);
     Py_XDECREF(self->kids);
     Py_XDECREF(self->fallback);
     Py_XDECREF(self->items);
@@ -1049,26 +1165,29 @@ gen_new(int kind)
     g->vectorcall = (vectorcallfunc)Gen_vectorcall;
     g->kind = kind;
     g->or_null = 0;
-    g->columns = g->kids = g->fallback = g->items = g->body = NULL;
+    g->columns = g->nodes = g->kids = g->fallback = g->items = g->body = NULL;
     Py_INCREF(Py_None);
     g->flat_extractors = Py_None;
     return g;
 }
 
-/* body(columns, kids, fallback, flat_extractors): own columns x each kid's rows (runner._body). */
+/* body(columns, nodes, kids, fallback, flat_extractors): own columns x each kid's rows (runner._body). */
 static PyObject *
 chain_body(PyObject *module, PyObject *args)
 {
-    PyObject *columns, *kids, *fallback, *flat;
-    if (!PyArg_ParseTuple(args, "O!O!OO:body", &PyTuple_Type, &columns, &PyTuple_Type, &kids, &fallback, &flat))
+    PyObject *columns, *nodes, *kids, *fallback, *flat;
+    if (!PyArg_ParseTuple(args, "O!O!O!OO:body", &PyTuple_Type, &columns, &PyTuple_Type, &nodes, &PyTuple_Type, &kids,
+                          &fallback, &flat))
         return NULL;
-    if (check_columns(columns) < 0)
+    if (check_columns(columns, nodes) < 0)
         return NULL;
     Gen *g = gen_new(G_BODY);
     if (g == NULL)
         return NULL;
     Py_INCREF(columns);
     g->columns = columns;
+    Py_INCREF(nodes);
+    g->nodes = nodes;
     Py_INCREF(kids);
     g->kids = kids;
     Py_INCREF(fallback);
@@ -1112,14 +1231,127 @@ chain_union(PyObject *module, PyObject *args)
     return (PyObject *)g;
 }
 
+/* A view's rows(resource) without a Python frame (CompiledView.rows when the view has no where clause): the
+ * type test, the focus and Env, then the select's rows. Any error goes to failed(resource, exc), which raises
+ * the view's error naming the resource. Measured: the Python rows() frame and Env.__init__ were ~10 % of the
+ * canonical maps on synthea-r4 once the rows themselves were in C. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *gen, *resource_type, *env_type, *failed;
+} Rows;
+
+static PyObject *str_resource_type, *str_resource, *str_index;
+
+static PyObject *
+Rows_vectorcall(Rows *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "rows(resource)");
+        return NULL;
+    }
+    PyObject *resource = args[0];
+    if (!PyDict_CheckExact(resource))
+        return PyList_New(0);
+    PyObject *rtype = PyDict_GetItemWithError(resource, str_resource_type);
+    if (rtype == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        rtype = Py_None;
+    }
+    int other = PyObject_RichCompareBool(rtype, self->resource_type, Py_NE);
+    if (other != 0)
+        return other < 0 ? NULL : PyList_New(0);
+    PyObject *focus = PyList_New(1), *env = NULL, *rows = NULL;
+    if (focus == NULL)
+        return NULL;
+    Py_INCREF(resource);
+    PyList_SET_ITEM(focus, 0, resource);
+    /* Env(focus) without running its __init__ frame: the same three slots */
+    env = ((PyTypeObject *)self->env_type)->tp_alloc((PyTypeObject *)self->env_type, 0);
+    if (env == NULL || PyObject_SetAttr(env, str_resource, focus) < 0 || set_row_index(env, 0) < 0
+        || PyObject_SetAttr(env, str_index, Py_None) < 0)
+        goto done;
+    rows = gen_run(self->gen, focus, env, 0);
+    if (rows == NULL) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (value == NULL) {  /* cannot happen after a failure; keep the error as it is */
+            PyErr_Restore(type, value, tb);
+            goto done;
+        }
+        if (tb != NULL)
+            PyException_SetTraceback(value, tb);
+        PyObject *call_args[2] = {resource, value};
+        PyObject *got = PyObject_Vectorcall(self->failed, call_args, 2, NULL);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        if (got != NULL) {  /* failed() must raise */
+            Py_DECREF(got);
+            PyErr_SetString(PyExc_RuntimeError, "failed() returned instead of raising");
+        }
+    }
+done:
+    Py_XDECREF(env);
+    Py_DECREF(focus);
+    return rows;
+}
+
+static void
+Rows_dealloc(Rows *self)
+{
+    Py_XDECREF(self->gen);
+    Py_XDECREF(self->resource_type);
+    Py_XDECREF(self->env_type);
+    Py_XDECREF(self->failed);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject RowsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fhirqa.viewdef._chain.Rows",
+    .tp_doc = PyDoc_STR("rows(resource) -> list of row tuples: a compiled view without where clauses."),
+    .tp_basicsize = sizeof(Rows),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Rows, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_dealloc = (destructor)Rows_dealloc,
+};
+
+/* rows(gen, resource_type, env_type, failed) -> Rows */
+static PyObject *
+chain_rows(PyObject *module, PyObject *args)
+{
+    PyObject *gen, *resource_type, *env_type, *failed;
+    if (!PyArg_ParseTuple(args, "OUO!O:rows", &gen, &resource_type, &PyType_Type, &env_type, &failed))
+        return NULL;
+    Rows *r = PyObject_New(Rows, &RowsType);
+    if (r == NULL)
+        return NULL;
+    r->vectorcall = (vectorcallfunc)Rows_vectorcall;
+    Py_INCREF(gen);
+    r->gen = gen;
+    Py_INCREF(resource_type);
+    r->resource_type = resource_type;
+    Py_INCREF(env_type);
+    r->env_type = env_type;
+    Py_INCREF(failed);
+    r->failed = failed;
+    return (PyObject *)r;
+}
+
 static PyMethodDef chain_methods[] = {
     {"own_row", (PyCFunction)(void (*)(void))chain_own_row, METH_FASTCALL,
      "own_row(columns, focus, env) -> tuple | None: one row of (expr, collection) columns; None when a "
      "non-collection column has several values (the caller raises the error)."},
     {"body", chain_body, METH_VARARGS,
-     "body(columns, kids, fallback, flat_extractors) -> Gen: own columns x each kid's rows."},
+     "body(columns, nodes, kids, fallback, flat_extractors) -> Gen: own columns x each kid's rows."},
     {"each", chain_each, METH_VARARGS, "each(items_of, or_null, body) -> Gen: the body once per item."},
     {"union", chain_union, METH_VARARGS, "union(branches) -> Gen: the branches' rows concatenated."},
+    {"rows", chain_rows, METH_VARARGS,
+     "rows(gen, resource_type, env_type, failed) -> Rows: a view's rows(resource), errors raised by failed()."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1137,9 +1369,13 @@ PyInit__chain(void)
     str_extension = PyUnicode_InternFromString("extension");
     str_url = PyUnicode_InternFromString("url");
     str_row_index = PyUnicode_InternFromString("row_index");
-    if (str_extension == NULL || str_url == NULL || str_row_index == NULL)
+    str_resource_type = PyUnicode_InternFromString("resourceType");
+    str_resource = PyUnicode_InternFromString("resource");
+    str_index = PyUnicode_InternFromString("index");
+    if (str_extension == NULL || str_url == NULL || str_row_index == NULL || str_resource_type == NULL
+        || str_resource == NULL || str_index == NULL)
         return NULL;
-    if (PyType_Ready(&ChainType) < 0 || PyType_Ready(&GenType) < 0)
+    if (PyType_Ready(&ChainType) < 0 || PyType_Ready(&GenType) < 0 || PyType_Ready(&RowsType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&chain_module);
     if (module == NULL)

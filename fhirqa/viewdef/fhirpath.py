@@ -24,11 +24,12 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from . import functions_text, operators  # noqa: F401 -- functions_text registers functions on import
 from . import chain as _chain_module
+from . import functions_text, operators  # noqa: F401 -- functions_text registers functions on import
 from .chain import (
     CHOICE,
     CHOICE_BASES,
+    EXT,
     FIRST,
     INDEX,
     LAST,
@@ -37,7 +38,6 @@ from .chain import (
     REFKEY,
     TYPE,
     WHERE_EQ,
-    EXT,
     Env,
     Expr,
     Inv,
@@ -264,7 +264,7 @@ def _chain_inv(steps: tuple) -> Inv:
     fast = fast_chain(steps)  # the one-item shortcut (in C when built), else the general walk
     native = _chain_module.NATIVE
     if native is not None and type(fast) is native.Chain:
-        return fast  # a C chain also takes (input, focus, env): no Python frame around it
+        return fast  # type: ignore[return-value]  # a C chain also takes (input, focus, env): no Python frame
 
     if fast is not None:
 
