@@ -20,7 +20,10 @@
 #include <stddef.h>
 
 /* Step kinds: the same numbers as chain.py (MEMBER, FIRST, ... = range(10)). */
-enum { K_MEMBER, K_FIRST, K_LAST, K_CHOICE, K_REFKEY, K_INDEX, K_TYPE, K_OFTYPE, K_WHERE_EQ, K_EXT, K_COUNT };
+enum {
+    K_MEMBER, K_FIRST, K_LAST, K_CHOICE, K_REFKEY, K_INDEX, K_TYPE, K_OFTYPE, K_WHERE_EQ, K_EXT, K_WHERE_CHAIN,
+    K_COUNT
+};
 
 typedef struct {
     int kind;
@@ -30,6 +33,7 @@ typedef struct {
     PyObject *b;         /* the step's b (WHERE_EQ: the text; REFKEY: unused) */
     PyObject *base;      /* CHOICE: the base element name */
     PyObject *from_here; /* the steps from this one on (tuple), for the hand-off to walk() */
+    PyObject *sub;       /* WHERE_CHAIN: the criterion's chain (a Chain); its b: True for exists() */
 } Step;
 
 typedef struct {
@@ -43,7 +47,24 @@ typedef struct {
     PyObject *suffixes;   /* values.CHOICE_SUFFIXES (a frozenset of str) */
 } Chain;
 
+static PyTypeObject ChainType;
 static PyObject *str_extension, *str_url, *str_row_index;
+
+static int chain_from(Chain *self, PyObject *in_cur, PyObject *in_coll, PyObject *env, PyObject **cur_out,
+                      PyObject **coll_out);
+
+/* where(<chain>.exists()) / where(<chain>.empty()) on one item: 1 kept, 0 not, -1 error. */
+static int
+chain_test_keeps(Step *s, PyObject *item, PyObject *env)
+{
+    PyObject *cur, *coll;
+    if (chain_from((Chain *)s->sub, item, NULL, env, &cur, &coll) < 0)
+        return -1;
+    int found = cur != NULL || (coll != NULL && PyList_GET_SIZE(coll) > 0);
+    Py_XDECREF(cur);
+    Py_XDECREF(coll);
+    return found == (s->b == Py_True);
+}
 
 static PyObject *
 call_walk(Chain *self, PyObject *inp, PyObject *env, PyObject *steps)
@@ -336,6 +357,14 @@ chain_from(Chain *self, PyObject *in_cur, PyObject *in_coll, PyObject *env, PyOb
                     goto empty;
                 break;
             }
+            case K_WHERE_CHAIN: {
+                int keep = chain_test_keeps(s, cur, env);
+                if (keep < 0)
+                    goto error;
+                if (!keep)
+                    goto empty;
+                break;
+            }
             case K_EXT: {
                 PyObject *out = PyList_New(0);
                 if (out == NULL)
@@ -389,6 +418,19 @@ chain_from(Chain *self, PyObject *in_cur, PyObject *in_coll, PyObject *env, PyOb
                 for (Py_ssize_t j = 0; j < n; j++) {
                     PyObject *item = PyList_GET_ITEM(coll, j);
                     int keep = where_keeps(item, s->a);
+                    if (keep < 0 || (keep && PyList_Append(out, item) < 0)) {
+                        Py_DECREF(out);
+                        goto error;
+                    }
+                }
+                break;
+            case K_WHERE_CHAIN:
+                out = PyList_New(0);
+                if (out == NULL)
+                    goto error;
+                for (Py_ssize_t j = 0; j < n; j++) {
+                    PyObject *item = PyList_GET_ITEM(coll, j);
+                    int keep = chain_test_keeps(s, item, env);
                     if (keep < 0 || (keep && PyList_Append(out, item) < 0)) {
                         Py_DECREF(out);
                         goto error;
@@ -514,6 +556,7 @@ Chain_dealloc(Chain *self)
         Py_XDECREF(self->steps[i].b);
         Py_XDECREF(self->steps[i].base);
         Py_XDECREF(self->steps[i].from_here);
+        Py_XDECREF(self->steps[i].sub);
     }
     PyMem_Free(self->steps);
     Py_XDECREF(self->all);
@@ -604,6 +647,16 @@ Chain_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
             for (Py_ssize_t p = 0; !bad && p < PyTuple_GET_SIZE(a); p++) {
                 PyObject *pair = PyTuple_GET_ITEM(a, p);
                 bad = !PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0));
+            }
+        }
+        else if (kind == K_WHERE_CHAIN) {
+            bad = !PyTuple_Check(a) || PyTuple_GET_SIZE(a) == 0 || !PyBool_Check(b);
+            if (!bad) {
+                s->sub = PyObject_CallFunctionObjArgs((PyObject *)&ChainType, a, walk, refkey, suffixes, NULL);
+                if (s->sub == NULL) {
+                    Py_DECREF(self);
+                    return NULL;
+                }
             }
         }
         if (bad) {

@@ -55,7 +55,9 @@ CHOICE_BASES = frozenset(
 # WHERE_EQ is ``where(member = 'text' or …)`` (a = the (member, literal) pairs) and EXT ``extension('url')``: fused into chains because the
 # canonical maps use them on most resources (``code.coding.where(system = …).first().code``, US Core
 # extensions) and, as separate functions, they cost three Python frames per cell.
-MEMBER, FIRST, LAST, CHOICE, REFKEY, INDEX, TYPE, OFTYPE, WHERE_EQ, EXT = range(10)
+# WHERE_CHAIN is ``where(<chain>.exists())`` or ``where(<chain>.empty())`` (a = the chain's steps, b = True for
+# exists): ``presentedForm.where(data.exists())``, ``category.where(coding.where(code = …).empty())``.
+MEMBER, FIRST, LAST, CHOICE, REFKEY, INDEX, TYPE, OFTYPE, WHERE_EQ, EXT, WHERE_CHAIN = range(11)
 
 
 
@@ -201,6 +203,9 @@ def walk(inp: list, env: Env | None, steps: tuple) -> list:
             elif kind == WHERE_EQ:
                 if not where_equals([cur], a):
                     return []
+            elif kind == WHERE_CHAIN:
+                if bool(walk([cur], env, a)) is not b:
+                    return []
             elif kind == EXT:
                 coll = extensions([cur], a)
                 if len(coll) <= 1:
@@ -228,6 +233,8 @@ def walk(inp: list, env: Env | None, steps: tuple) -> list:
                 coll = where_equals(coll, a)
             elif kind == EXT:
                 coll = extensions(coll, a)
+            elif kind == WHERE_CHAIN:
+                coll = [x for x in coll if bool(walk([x], env, a)) is b]
             else:
                 coll = [x for x in coll if matches_type(x, a)]
             if len(coll) <= 1:

@@ -37,6 +37,7 @@ from .chain import (
     OFTYPE,
     REFKEY,
     TYPE,
+    WHERE_CHAIN,
     WHERE_EQ,
     Env,
     Expr,
@@ -177,6 +178,10 @@ class Compiler:
                 if pairs is not None:
                     pending.append((WHERE_EQ, pairs, None))
                     return True
+                test = self._chain_test(step.args[0])
+                if test is not None:
+                    pending.append((WHERE_CHAIN, test[0], test[1]))
+                    return True
                 return False
             if step.name == "extension" and len(step.args) == 1:
                 url = self.constant(step.args[0])
@@ -202,6 +207,24 @@ class Compiler:
                 pending.append((INDEX, index[0], None))
                 return True
         return False
+
+    def _chain_test(self, node: Any) -> tuple[tuple, bool] | None:
+        """``<navigation>.exists()`` / ``.empty()`` as (the navigation's chain steps, True for exists), else None.
+
+        The criterion of ``where()`` that the canonical maps use besides ``member = 'text'``; fused, it runs in
+        the C chain instead of one Python frame per item and per call (the same result: the criterion is
+        compiled to the same chain and tested for emptiness)."""
+        head, steps = self._flatten(node)
+        if head is not None or len(steps) < 2:
+            return None
+        last = steps[-1]
+        if not isinstance(last, Call) or last.name not in ("exists", "empty") or last.args:
+            return None
+        sub: list[tuple] = []
+        for i, step in enumerate(steps[:-1]):
+            if not self._chain_step(step, sub, at_root=i == 0):
+                return None
+        return tuple(sub), last.name == "exists"
 
     def _path(self, node: Any) -> Expr:
         head, steps = self._flatten(node)
