@@ -259,6 +259,15 @@ class Compiler:
                 want = name == "exists"
                 test = fast_chain(chain) or partial(walk, steps=chain)
                 return lambda focus, env: _TRUE if bool(test(focus, env)) is want else _FALSE
+        native = _chain_module.NATIVE
+        last = steps[-1] if steps else None
+        if (native is not None and head_fn is None and len(invs) == 2 and type(invs[0]) is native.Chain
+                and isinstance(last, Call) and last.name == "join" and len(last.args) <= 1):
+            # `chain.join(sep)` (dosage texts, result references, given names): joined in C when every item is
+            # a string; anything else goes to the Python join below.
+            sep = self.constant(last.args[0]) if last.args else [""]
+            if sep is not None and len(sep) == 1 and type(sep[0]) is str:
+                return native.join(invs[0], sep[0], _sequence(head_fn, invs))  # type: ignore[return-value]
         return _sequence(head_fn, invs)
 
     def _dynamic_index(self, step: Indexer) -> Inv:
