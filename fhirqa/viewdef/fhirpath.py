@@ -267,7 +267,7 @@ class Compiler:
             # a string; anything else goes to the Python join below.
             sep = self.constant(last.args[0]) if last.args else [""]
             if sep is not None and len(sep) == 1 and type(sep[0]) is str:
-                return native.join(invs[0], sep[0], _sequence(head_fn, invs))  # type: ignore[return-value]
+                return native.join(invs[0], sep[0], _sequence(head_fn, invs))
         return _sequence(head_fn, invs)
 
     def _dynamic_index(self, step: Indexer) -> Inv:
