@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NoReturn
 
 from . import chain as _chain
@@ -368,7 +369,10 @@ class CompiledView:
         #: resource (measured ~10 % of the canonical maps once rows were assembled in C).
         self.rows: Callable[[dict], list[tuple]] = self._rows
         if native is not None and not self._where and type(self._gen) is native.Gen:
-            self.rows = native.rows(self._gen, self.resource, Env, self._failed)
+            # failed() must not hold the view: the C Rows is not tracked by the garbage collector, so a cycle
+            # through it (view -> rows -> bound method -> view) would never be freed.
+            self.rows = native.rows(self._gen, self.resource, Env, partial(_failed, self.name or self.resource,
+                                                                              self.resource))
 
     @property
     def column_names(self) -> list[str]:
@@ -408,17 +412,7 @@ class CompiledView:
             self._failed(resource, exc)
 
     def _failed(self, resource: dict, exc: BaseException) -> NoReturn:
-        """Raise the error of a failed evaluation of ``resource``: a view error naming it."""
-        if isinstance(exc, ViewDefinitionError):
-            raise ViewDefinitionError(f"{exc} (in {self.resource}/{resource.get('id')})") from exc
-        if isinstance(exc, (TypeError, ValueError, ArithmeticError, IndexError, KeyError, re.error)):
-            # Data the expression did not anticipate (e.g. substring() on a number): report it
-            # as a view error naming the resource instead of leaking a bare Python exception.
-            raise ViewDefinitionError(
-                f"evaluating view {self.name or self.resource!r} failed on {self.resource}/{resource.get('id')}: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
-        raise exc
+        _failed(self.name or self.resource, self.resource, resource, exc)
 
     def iter_rows(self, resources: Iterable[dict]) -> Iterable[tuple]:
         """Rows of many resources, lazily."""
@@ -427,6 +421,19 @@ class CompiledView:
 
     def __repr__(self) -> str:
         return f"CompiledView(resource={self.resource!r}, name={self.name!r}, columns={self.column_names})"
+
+
+def _failed(label: str, resource_type: str, resource: dict, exc: BaseException) -> NoReturn:
+    """Raise the error of a failed evaluation of ``resource``: a view error naming it."""
+    if isinstance(exc, ViewDefinitionError):
+        raise ViewDefinitionError(f"{exc} (in {resource_type}/{resource.get('id')})") from exc
+    if isinstance(exc, (TypeError, ValueError, ArithmeticError, IndexError, KeyError, re.error)):
+        # Data the expression did not anticipate (e.g. substring() on a number): report it
+        # as a view error naming the resource instead of leaking a bare Python exception.
+        raise ViewDefinitionError(
+            f"evaluating view {label!r} failed on {resource_type}/{resource.get('id')}: {type(exc).__name__}: {exc}"
+        ) from exc
+    raise exc
 
 
 def compile_view(viewdef: dict, constants_override: dict | None = None) -> CompiledView:
