@@ -219,3 +219,14 @@ def test_an_evaluation_error_is_reported_alike_on_both_paths():
         native, python = _rows(definition, [patient], True), _rows(definition, [patient], False)
         assert native == python
         assert native[0][0] == "error" and f"Patient/{patient['id']}" in native[0][1]
+
+
+def test_a_compiled_view_is_freed():
+    import gc
+    import weakref
+
+    view = _compiled(load_mappings()["Observation"].definition, True)
+    ref = weakref.ref(view)
+    del view
+    gc.collect()
+    assert ref() is None
