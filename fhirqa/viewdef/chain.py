@@ -50,9 +50,14 @@ CHOICE_BASES = frozenset(
     offset definition topic due""".split()
 )
 
-# Chain step kinds (small ints compare fastest).
+# Chain step kinds (small ints compare fastest; _chain.c numbers them the same way).
 # FIRST and LAST must stay right after MEMBER: walk() tests `kind <= LAST`.
-MEMBER, FIRST, LAST, CHOICE, REFKEY, INDEX, TYPE, OFTYPE = range(8)
+# WHERE_EQ is ``where(member = 'text' or …)`` (a = the (member, literal) pairs) and EXT ``extension('url')``: fused into chains because the
+# canonical maps use them on most resources (``code.coding.where(system = …).first().code``, US Core
+# extensions) and, as separate functions, they cost three Python frames per cell.
+# WHERE_CHAIN is ``where(<chain>.exists())`` or ``where(<chain>.empty())`` (a = the chain's steps, b = True for
+# exists): ``presentedForm.where(data.exists())``, ``category.where(coding.where(code = …).empty())``.
+MEMBER, FIRST, LAST, CHOICE, REFKEY, INDEX, TYPE, OFTYPE, WHERE_EQ, EXT, WHERE_CHAIN = range(11)
 
 
 
@@ -96,6 +101,37 @@ def _choice_all(coll: list, key: str, base: str, type_name: str) -> list:
                 out.extend(x for x in v if x is not None)
             else:
                 out.append(v)
+    return out
+
+
+def where_equals(coll: list, pairs: tuple) -> list:
+    """``where(key = literal or …)`` over ``coll``, ``pairs`` being the (key, literal) tests: the items the
+    generic criterion keeps. A list-valued element only matches as a singleton, a missing element makes a
+    test empty (not kept), and a boolean literal only equals the same JSON boolean (FHIRPath ``=``: ``1`` is not
+    ``true``)."""
+    out = []
+    for x in coll:
+        if type(x) is dict:
+            for key, want in pairs:
+                v = x.get(key)
+                if type(want) is bool:
+                    hit = v is want or (type(v) is list and len(v) == 1 and v[0] is want)
+                else:
+                    hit = v == want or (type(v) is list and len(v) == 1 and v[0] == want)
+                if hit:
+                    out.append(x)
+                    break
+    return out
+
+
+def extensions(coll: list, url: Any) -> list:
+    """``extension(url)`` over ``coll``: the extensions of its items that carry ``url``."""
+    out = []
+    for item in coll:
+        if type(item) is dict:
+            for ext in item.get("extension") or ():
+                if type(ext) is dict and ext.get("url") == url:
+                    out.append(ext)
     return out
 
 
@@ -164,6 +200,18 @@ def walk(inp: list, env: Env | None, steps: tuple) -> list:
             elif kind == TYPE:
                 if type(cur) is not dict or cur.get("resourceType") != a:
                     return []
+            elif kind == WHERE_EQ:
+                if not where_equals([cur], a):
+                    return []
+            elif kind == WHERE_CHAIN:
+                if bool(walk([cur], env, a)) is not b:
+                    return []
+            elif kind == EXT:
+                coll = extensions([cur], a)
+                if len(coll) <= 1:
+                    if not coll:
+                        return []
+                    cur, coll = coll[0], None
             elif not matches_type(cur, a):  # OFTYPE
                 return []
         else:
@@ -181,6 +229,12 @@ def walk(inp: list, env: Env | None, steps: tuple) -> list:
                 coll = coll[a : a + 1] if a >= 0 else []
             elif kind == TYPE:
                 coll = [x for x in coll if type(x) is dict and x.get("resourceType") == a]
+            elif kind == WHERE_EQ:
+                coll = where_equals(coll, a)
+            elif kind == EXT:
+                coll = extensions(coll, a)
+            elif kind == WHERE_CHAIN:
+                coll = [x for x in coll if bool(walk([x], env, a)) is b]
             else:
                 coll = [x for x in coll if matches_type(x, a)]
             if len(coll) <= 1:
@@ -199,8 +253,12 @@ def fast_chain(steps: tuple) -> Expr | None:
     lookups need to run; anything else (a repeating element, a missing choice element)
     hands the remaining steps to :func:`walk`. Returns None for other shapes.
 
-    With the optional C extension the same logic runs as a ``_chain.Chain`` (its twin, tested equal).
+    With the optional C extension every non-empty chain runs as a ``_chain.Chain``: a C twin of :func:`walk`
+    itself (tested equal), so ``where(member = 'text')`` and ``extension(url)`` steps stay in C too.
     """
+    if NATIVE is not None and steps:
+        # The C walk takes every step kind (handing rare ones back to walk()), so it serves every chain.
+        return NATIVE.Chain(steps, walk, reference_key, CHOICE_SUFFIXES)
     members: list[tuple[str, bool, tuple, int]] = []
     refkey: tuple[str | None] | None = None
     for i, (kind, a, b) in enumerate(steps):
@@ -216,12 +274,6 @@ def fast_chain(steps: tuple) -> Expr | None:
     if not members:
         return None
     members_t = tuple(members)
-    if NATIVE is not None:
-        return NATIVE.Chain(
-            tuple((key, fallback, rest, steps[i:], steps[i][2][0] if steps[i][0] == CHOICE else None)
-                  for key, fallback, rest, i in members_t), steps, walk,
-            reference_key if refkey is not None else None, refkey[0] if refkey is not None else None,
-        )
 
     def chain(inp: list, env: Env) -> list:
         if len(inp) != 1:

@@ -24,10 +24,12 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from . import chain as _chain_module
 from . import functions_text, operators  # noqa: F401 -- functions_text registers functions on import
 from .chain import (
     CHOICE,
     CHOICE_BASES,
+    EXT,
     FIRST,
     INDEX,
     LAST,
@@ -35,6 +37,8 @@ from .chain import (
     OFTYPE,
     REFKEY,
     TYPE,
+    WHERE_CHAIN,
+    WHERE_EQ,
     Env,
     Expr,
     Inv,
@@ -43,7 +47,7 @@ from .chain import (
     walk,
 )
 from .errors import FHIRPathError
-from .functions import compile_call
+from .functions import compile_call, member_equals_literal
 from .parser import Binary, Call, ExtConst, Indexer, Invoke, Literal, Member, TypeOp, Unary, Var, parse
 from .values import choice_key, normalize_type_name
 
@@ -169,6 +173,22 @@ class Compiler:
             if step.name == "getReferenceKey" and len(step.args) <= 1:
                 pending.append((REFKEY, self.type_name(step.args[0]) if step.args else None, None))
                 return True
+            if step.name == "where" and len(step.args) == 1:
+                pairs = member_equals_literal(self, step.args[0])
+                if pairs is not None:
+                    pending.append((WHERE_EQ, pairs, None))
+                    return True
+                test = self._chain_test(step.args[0])
+                if test is not None:
+                    pending.append((WHERE_CHAIN, test[0], test[1]))
+                    return True
+                return False
+            if step.name == "extension" and len(step.args) == 1:
+                url = self.constant(step.args[0])
+                if url is not None and len(url) == 1 and type(url[0]) is str:
+                    pending.append((EXT, url[0], None))
+                    return True
+                return False
             if step.name in ("first", "last") and not step.args:
                 pending.append((FIRST if step.name == "first" else LAST, None, None))
                 return True
@@ -187,6 +207,24 @@ class Compiler:
                 pending.append((INDEX, index[0], None))
                 return True
         return False
+
+    def _chain_test(self, node: Any) -> tuple[tuple, bool] | None:
+        """``<navigation>.exists()`` / ``.empty()`` as (the navigation's chain steps, True for exists), else None.
+
+        The criterion of ``where()`` that the canonical maps use besides ``member = 'text'``; fused, it runs in
+        the C chain instead of one Python frame per item and per call (the same result: the criterion is
+        compiled to the same chain and tested for emptiness)."""
+        head, steps = self._flatten(node)
+        if head is not None or len(steps) < 2:
+            return None
+        last = steps[-1]
+        if not isinstance(last, Call) or last.name not in ("exists", "empty") or last.args:
+            return None
+        sub: list[tuple] = []
+        for i, step in enumerate(steps[:-1]):
+            if not self._chain_step(step, sub, at_root=i == 0):
+                return None
+        return tuple(sub), last.name == "exists"
 
     def _path(self, node: Any) -> Expr:
         head, steps = self._flatten(node)
@@ -219,7 +257,17 @@ class Compiler:
             chain, name = getattr(invs[0], "steps", None), steps[-1].name
             if chain is not None and name in ("exists", "empty"):
                 want = name == "exists"
-                return lambda focus, env: _TRUE if bool(walk(focus, env, chain)) is want else _FALSE
+                test = fast_chain(chain) or partial(walk, steps=chain)
+                return lambda focus, env: _TRUE if bool(test(focus, env)) is want else _FALSE
+        native = _chain_module.NATIVE
+        last = steps[-1] if steps else None
+        if (native is not None and head_fn is None and len(invs) == 2 and type(invs[0]) is native.Chain
+                and isinstance(last, Call) and last.name == "join" and len(last.args) <= 1):
+            # `chain.join(sep)` (dosage texts, result references, given names): joined in C when every item is
+            # a string; anything else goes to the Python join below.
+            sep = self.constant(last.args[0]) if last.args else [""]
+            if sep is not None and len(sep) == 1 and type(sep[0]) is str:
+                return native.join(invs[0], sep[0], _sequence(head_fn, invs))
         return _sequence(head_fn, invs)
 
     def _dynamic_index(self, step: Indexer) -> Inv:
@@ -246,6 +294,9 @@ def _as_collection(value: Any) -> list:
 
 def _chain_inv(steps: tuple) -> Inv:
     fast = fast_chain(steps)  # the one-item shortcut (in C when built), else the general walk
+    native = _chain_module.NATIVE
+    if native is not None and type(fast) is native.Chain:
+        return fast  # type: ignore[return-value]  # a C chain also takes (input, focus, env): no Python frame
 
     if fast is not None:
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .chain import CHOICE_BASES
+from .chain import CHOICE_BASES, extensions, where_equals
 from .errors import FHIRPathError
 from .operators import single, to_bool, union_of
 from .parser import Binary, Member
@@ -128,39 +128,35 @@ def _all(compiler: Compiler, args: tuple, hint: str | None) -> Inv:
     return lambda inp, focus, env: [all(to_bool(r, "all() criteria") for r in _each(inp, crit, env))]
 
 
-def _member_equals_literal(compiler: Compiler, node: Any) -> tuple[str, str] | None:
-    """Recognize ``name = 'text'`` (either order), the usual shape of a where() criterion."""
-
+def member_equals_literal(compiler: Compiler, node: Any) -> tuple[tuple[str, str | bool], ...] | None:
+    """Recognize ``name = 'text'`` or ``name = true`` (either order), or an ``or`` of such tests, the usual
+    shapes of a where() criterion; returns the (member, literal) pairs, any of which keeps an item."""
+    if isinstance(node, Binary) and node.op == "or":
+        left, right = member_equals_literal(compiler, node.left), member_equals_literal(compiler, node.right)
+        return None if left is None or right is None else left + right
     if not isinstance(node, Binary) or node.op != "=":
         return None
     for member, other in ((node.left, node.right), (node.right, node.left)):
         const = compiler.constant(other)
-        if isinstance(member, Member) and member.name not in CHOICE_BASES and const and type(const[0]) is str:
-            text = const[0]
-            # Strings that may be dates compare by precision rules, not plainly: keep those generic.
-            if not text[:4].isdigit():
-                return member.name, text
+        if not isinstance(member, Member) or member.name in CHOICE_BASES or not const or len(const) != 1:
+            continue
+        if type(const[0]) is bool:
+            return ((member.name, const[0]),)
+        # Strings that may be dates compare by precision rules, not plainly: keep those generic.
+        if type(const[0]) is str and not const[0][:4].isdigit():
+            return ((member.name, const[0]),)
     return None
 
 
 @register("where", 1, 1)
 def _where(compiler: Compiler, args: tuple, hint: str | None) -> Inv:
-    simple = _member_equals_literal(compiler, args[0])
-    if simple is not None:
-        key, text = simple
+    pairs = member_equals_literal(compiler, args[0])
+    if pairs is not None:
 
-        def where_equals(inp: list, focus: list, env: Env) -> list:
-            # Same result as the generic path: a list-valued element only matches as a
-            # singleton, and a missing element makes the criterion empty (not kept).
-            out = []
-            for x in inp:
-                if type(x) is dict:
-                    v = x.get(key)
-                    if v == text or (type(v) is list and len(v) == 1 and v[0] == text):
-                        out.append(x)
-            return out
+        def where_equals_(inp: list, focus: list, env: Env) -> list:
+            return where_equals(inp, pairs)
 
-        return where_equals
+        return where_equals_
     crit = compiler.compile(args[0])
 
     def where(inp: list, focus: list, env: Env) -> list:
@@ -250,14 +246,7 @@ def _extension(compiler: Compiler, args: tuple, hint: str | None) -> Inv:
     url_fn = argument(compiler, args[0])
 
     def extension(inp: list, focus: list, env: Env) -> list:
-        url = single(url_fn(focus, env), "extension() url")
-        out = []
-        for item in inp:
-            if type(item) is dict:
-                for ext in item.get("extension") or ():
-                    if type(ext) is dict and ext.get("url") == url:
-                        out.append(ext)
-        return out
+        return extensions(inp, single(url_fn(focus, env), "extension() url"))
 
     return extension
 
