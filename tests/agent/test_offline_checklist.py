@@ -58,7 +58,8 @@ def test_a_part_without_an_answer_says_so_and_the_others_stand() -> None:
 def test_one_question_with_a_comma_or_a_date_is_not_cut() -> None:
     for question in ("on 3/22, what was her K?", "K, Na and Cr?", "what was her last K?", "is she on apixaban?",
                      "Find pt: Hayes, Marsha, DOB Jul 30 '80", "febrile in the ED? (H&P 10/13/2025)",
-                     "triglycerides in the past year? most recent one", "x-cover q: most recent sodium, in mmol/L?"):
+                     "triglycerides in the past year? most recent one", "x-cover q: most recent sodium, in mmol/L?",
+                     "any low BG? lowest accucheck 24h", "last K? how many times was K replaced?"):
         assert checklist_parts(parse(question, NOW)) is None, question
     assert checklist_parts(parse("dispo: last K, any abx", NOW)) == ["last K", "any abx"]
     # a label that names an item is the subject of every part

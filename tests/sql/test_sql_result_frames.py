@@ -88,6 +88,6 @@ def test_abnormal_vitals_and_a_checklist_run_as_on_the_fhir_path(db):
     answer = ask_sql("any abnormal vitals?", patient_id="10006", now=NOW, connection=str(db))
     assert answer.answer == [any(v > 119 for _, v in day)] == [True]  # 142: above the usual range
     assert f"chartevents/{latest[0]}" in {e.ref.lower() for e in answer.evidence}
-    parts = ask_sql("last systolic BP? is his systolic BP high?", patient_id="10006", now=NOW, connection=str(db))
+    parts = ask_sql("last systolic BP; is his systolic BP high?", patient_id="10006", now=NOW, connection=str(db))
     assert parts.answer == [latest[2], True]
     assert parts.text.startswith("Last systolic BP:") and "Is his systolic BP high:" in parts.text

@@ -59,9 +59,27 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     parts = [f"{subject} {p}" for p in merged] if subject else merged
     if not int(spec["min_parts"]) <= len(parts) <= int(spec["max_parts"]):
         return None
+    if not labelled and ";" not in body:
+        # Question marks alone cut only parts that each name a different thing the lexicon knows: "any low BG?
+        # lowest accucheck 24h" restates one question, "K? Cr? any NSAIDs?" asks three.
+        keys = [_subject_key(parse(part + "?", now)) for part in parts]
+        if None in keys or len(set(keys)) < len(keys):
+            return None
     if any(len(re.findall(r"[^\W\d_]", p)) < int(spec["min_part_chars"]) for p in parts):
         return None
     return parts
+
+
+def _subject_key(pq: ParsedQuestion) -> str | None:
+    """What a part asks about, as the lexicon reads it (its first reading), or its kind of list; None when the part
+    names something the lexicon does not know."""
+    from fhirqa.agent.lexicon import Lexicon
+
+    if pq.entity:
+        readings = Lexicon.load().expand(pq.entity)
+        return readings[0].term if readings else None
+    kind = pq.list_kind or pq.category or pq.demographic or pq.encounter_class or pq.stay_event
+    return f"{pq.intent}:{kind}" if kind or pq.intent in ("active_list", "age_at") else None
 
 
 def plan_checklist(pq: ParsedQuestion, parts: list[str]) -> Generator[Call, dict[str, Any], None]:
