@@ -141,12 +141,16 @@ class Patient:
             t = parse_time(r.get("effectiveDateTime") or r.get("issued"))
             if t:
                 yield t
+        for r in self.by_type["Procedure"]:
+            if r.get("performedPeriod"):
+                yield parse_time(r["performedPeriod"]["start"])
         for r in self.by_type["Encounter"]:
             yield parse_time(r["period"]["start"])
             if r["period"].get("end"):
                 yield parse_time(r["period"]["end"])
         for k, f in (("MedicationRequest", "authoredOn"), ("Immunization", "occurrenceDateTime"),
-                     ("Condition", "onsetDateTime")):
+                     ("Condition", "onsetDateTime"), ("DiagnosticReport", "effectiveDateTime"),
+                     ("Procedure", "performedDateTime")):
             for r in self.by_type[k]:
                 if r.get(f):
                     yield parse_time(r[f])
@@ -213,6 +217,12 @@ def late_now(p: Patient) -> datetime:
     if t.day > 28:
         t = t + timedelta(days=32 - t.day)
     return t.replace(hour=12, minute=0, second=0, microsecond=0)
+
+
+def quiet(p: Patient) -> bool:
+    """Nothing is charted in the 8 days before the late now (so "this week", "the last 48 hours", "since
+    yesterday" and "overnight" hold no record at all)."""
+    return p.last_fact < late_now(p) - timedelta(days=8)
 
 
 class Builder:
@@ -393,7 +403,7 @@ def abnormal(b: Builder, pts: list[Patient]):
         if p.source != "synthea":
             continue
         rng = seeded(f"{p.id}/abnormal-empty")
-        if rng.random() < 0.07:
+        if rng.random() < 0.15 and quiet(p):
             q = pick(rng, ["any abnormal labs in the last 48 hours?", "abnormal labs this week?",
                            "anything flagged on labs since yesterday?"])
             b.add("abnormal", p, q, late_now(p), "boolean", [], [], "abnormal/empty-window", status="no-data")
@@ -611,7 +621,7 @@ def two_part(b: Builder, pts: list[Patient]):
             q = q.format(her=p.her, he=p.he, x=pick(rng, SAY[i]))
             b.add("two_part", p, q, now, "list", [o[0].astimezone(UTC).date().isoformat(), r2(o[2])], [o[5]],
                   f"two_part/when-what-{i}", tol=0.01)
-        elif p.source == "synthea" and not p.values("A1c", now) and rng.random() < 0.25:
+        elif p.source == "synthea" and not p.values("A1c", now) and rng.random() < 0.5:
             q = pick(rng, ["when was {her} last A1c and what was it?", "last a1c: date + value?"]).format(her=p.her)
             b.add("two_part", p, q, now, "list", [], [], "two_part/when-what-none", status="no-data")
         # the latest visit and its reason, asked only when that visit records one
@@ -648,7 +658,7 @@ def events(b: Builder, pts: list[Patient]):
     for p in pts:
         if p.source == "synthea":
             rng = seeded(f"{p.id}/events")
-            if rng.random() < 0.1:
+            if rng.random() < 0.2 and quiet(p):
                 q = pick(rng, ["anything happen in the last 48 hours?", "events since yesterday?",
                                "what happened overnight?", "interval events, last 2 days?"])
                 b.add("events", p, q, late_now(p), "list", [], [], "events/empty", status="no-data")
@@ -666,7 +676,7 @@ def events(b: Builder, pts: list[Patient]):
 # How many questions each category keeps, and each pattern at most (so no one pattern fills a category).
 CATEGORY_CAP = {"checklist": 46, "abnormal": 32, "drug_class": 34, "allergy": 26, "threshold": 22, "two_part": 30,
                 "events": 14}
-NODATA_CAP = 6
+NODATA_CAP = 7
 
 
 def pattern(row: dict) -> str:
