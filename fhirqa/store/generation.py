@@ -662,7 +662,10 @@ def _build_views(
         current = bool(previous) and _built_with(previous, f"{name}-{digest}") and all(
             (db / rel).exists() for rel in previous
         )
-        reads = {m.table for m in mappings.values() if re.search(rf"\b{re.escape(m.table)}\b", sql)}
+        # The words of the SQL, once: a search per mapped table (\bname\b over the whole text) took 18 ms for
+        # the 13 views and 20 maps, as much as building two of the small views.
+        words = set(re.findall(r"\w+", sql))
+        reads = {m.table for m in mappings.values() if m.table in words}
         if changed_maps is not None and current and reads and not reads & changed_maps:
             continue
         try:
