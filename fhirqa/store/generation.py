@@ -33,7 +33,9 @@ from fhirqa.store.staging import SORT_KEYS, mapped_table
 
 #: Memory DuckDB may use for the merge before it spills to the staging folder (env ``FHIRQA_MERGE_MEMORY``).
 MERGE_MEMORY = os.environ.get("FHIRQA_MERGE_MEMORY", "128MB")
-_STORE_PARQUET = "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE_BYTES '16MB'"
+#: How the views are written. zstd level 1 and not the default 3: on Synthea's views (14,692 observations) it
+#: writes in 80 % of the time and the files come out no larger (observation 646 kB against 677 kB).
+_STORE_PARQUET = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE_BYTES '16MB'"
 _CHUNK = 50_000  # decided rows handed to DuckDB at a time
 #: Parts a table may have before its smallest ones are merged (each part is a file a per-patient read opens).
 MAX_PARTS = 32
@@ -662,7 +664,10 @@ def _build_views(
         current = bool(previous) and _built_with(previous, f"{name}-{digest}") and all(
             (db / rel).exists() for rel in previous
         )
-        reads = {m.table for m in mappings.values() if re.search(rf"\b{re.escape(m.table)}\b", sql)}
+        # The words of the SQL, once: a search per mapped table (\bname\b over the whole text) took 18 ms for
+        # the 13 views and 20 maps, as much as building two of the small views.
+        words = set(re.findall(r"\w+", sql))
+        reads = {m.table for m in mappings.values() if m.table in words}
         if changed_maps is not None and current and reads and not reads & changed_maps:
             continue
         try:
