@@ -95,3 +95,16 @@ def test_an_allergy_to_another_member_of_an_allergy_class_is_a_yes_by_class() ->
     # a broad class is no allergy class: penicillin says nothing of vancomycin; cephalosporins are not inferred
     for drug in ("vancomycin", "cephalexin"):
         assert offline_answer(f"is he allergic to {drug}?", views, NOW)["answer"] == [False], drug
+
+
+def test_a_question_asking_when_and_what_is_answered_with_both_in_its_order() -> None:
+    last, high = CR[-1], max(CR, key=lambda r: r["value"])
+    assert ask("when was his last creatinine and what was it?")["answer"][1] == last["value"]
+    got = ask("date and result of the most recent creatinine?")
+    assert str(got["answer"][0]).startswith(last["time"].date().isoformat()) and got["answer"][1] == last["value"]
+    both = ask("highest creatinine ever and when?")["answer"]
+    assert both[0] == high["value"] and str(both[1]).startswith(high["time"].date().isoformat())
+    # the time of an extreme, asked alone, is the date alone: of the highest, not of the last
+    alone = ask("when was his lowest creatinine?")["answer"]
+    low = min(CR, key=lambda r: r["value"])
+    assert len(alone) == 1 and str(alone[0]).startswith(low["time"].date().isoformat())

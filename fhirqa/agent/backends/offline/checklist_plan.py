@@ -34,11 +34,13 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     text = " ".join(pq.text.replace("’", "'").split()).strip()
     body = text.rstrip("?.! ")
     marks = "".join(re.escape(s) for s in spec["separators"])
-    parts = [p.strip() for p in re.split(f"[{marks}]", body)]
+    cut = f"[{marks}]|" + "|".join(spec["joiners"])
+    parts = [p.strip() for p in re.split(cut, body, flags=re.IGNORECASE)]
     labelled = re.match(spec["label"], body, re.IGNORECASE)
     subject = ""
     if labelled and len(labelled.group("label").split()) <= int(spec["label_max_words"]):
-        parts = [p.strip() for piece in re.split(f"[{marks}]", labelled.group("rest")) for p in piece.split(",")]
+        parts = [p.strip() for piece in re.split(cut, labelled.group("rest"), flags=re.IGNORECASE)
+                 for p in piece.split(",")]
         from fhirqa.agent.lexicon import Lexicon
 
         if Lexicon.load().expand(labelled.group("label")):  # "vanc: last dose, last trough?": each part is of vanc
@@ -47,6 +49,8 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     from fhirqa.agent.backends.offline.parser import parse
 
     now = pq.now or datetime.now(UTC)
+    lead = re.compile(r"^(?:" + "|".join(map(re.escape, spec["lead_filler"])) + r")\s+", re.IGNORECASE)
+    parts = [lead.sub("", p).strip() for p in parts]
     merged: list[str] = []
     for part in (p for p in parts if p):
         if merged and part.startswith("("):  # "febrile in the ED? (H&P 10/13/2025)": a qualifier of the part before
@@ -59,7 +63,8 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     parts = [f"{subject} {p}" for p in merged] if subject else merged
     if not int(spec["min_parts"]) <= len(parts) <= int(spec["max_parts"]):
         return None
-    if not labelled and ";" not in body:
+    joined_by_words = re.search("|".join(spec["joiners"]), body, re.IGNORECASE) is not None
+    if not labelled and ";" not in body and not joined_by_words:
         # Question marks alone cut only parts that each name a different thing the lexicon knows: "any low BG?
         # lowest accucheck 24h" restates one question, "K? Cr? any NSAIDs?" asks three.
         keys = [_subject_key(parse(part + "?", now)) for part in parts]
@@ -93,7 +98,14 @@ def plan_checklist(pq: ParsedQuestion, parts: list[str]) -> Generator[Call, dict
         return
     finals = []
     for part in parts:
-        finals.append((yield from _run(plan(parse(part + "?", pq.now)))))
+        got = yield from _run(plan(parse(part + "?", pq.now)))
+        if got is not None and got.get("list_from"):
+            # a list the final answer completes from a record set ("allergies?"): its values, here, for the joined answer
+            listed = yield ("extract_field_value", {"records": got["list_from"], "field": got.get("list_field") or "name",
+                                                    "distinct": True})
+            values = [v.get("value") if isinstance(v, dict) else v for v in listed.get("values") or []]
+            got = {**got, "answer": [*(got.get("answer") or []), *(v for v in values if v not in (got.get("answer") or []))]}
+        finals.append(got)
     yield ("final_answer", joined(parts, finals))
 
 

@@ -203,7 +203,9 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     ``names`` are the patient's own names: a question may call the patient by name ("Trey's A1c"),
     and those words are not part of the clinical entity.
     """
-    text = _normalize(question)
+    from fhirqa.agent.backends.offline.plans import first_half
+
+    text = _normalize(first_half(question))
     for name in names:
         if len(name) > 1:
             text = re.sub(rf"\b{re.escape(name.lower())}(?:'s|s')?(?=\W|$)", " the patient ", text)

@@ -522,7 +522,75 @@ def scoped(pq: ParsedQuestion, what: str) -> Generator[Call, dict[str, Any], Sco
 
 def plan(pq: ParsedQuestion) -> Plan:
     """The plan for a parsed question; a window on clock bounds the question only implied is said in its answer."""
-    return say_window(pq.window, _plan(pq)) if pq.window is not None and pq.window.said else _plan(pq)
+    steps = _plan(pq)
+    order = two_parts_asked(pq.text)
+    if order is not None:
+        steps = answer_both(order, steps)
+    return say_window(pq.window, steps) if pq.window is not None and pq.window.said else steps
+
+
+@lru_cache(maxsize=1)
+def _two_part() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    from fhirqa.project import lexicon_file
+
+    words = lexicon_file("question_phrases.json")["two_part"]
+    return (re.compile("|".join(words["time"])), re.compile("|".join([*words["value"], *words["reason"]])),
+            re.compile("|".join(words["value_before_time"])), re.compile("|".join(words["strip"])))
+
+
+def first_half(text: str) -> str:
+    """``text`` without the second half of a question asking both when and what ("when was his last LDL and what was
+    it?" → "when was his last LDL"): the plan answers the first, :func:`answer_both` adds the other."""
+    if two_parts_asked(text) is None:
+        return text
+    return _two_part()[3].sub("", text)
+
+
+def two_parts_asked(text: str) -> str | None:
+    """``"time"`` or ``"value"`` (which the question asks first) when it asks both when and what, else None."""
+    lowered = text.lower()
+    time_word, value_word, extreme_word, _ = _two_part()
+    when, what = time_word.search(lowered), value_word.search(lowered)
+    extreme = extreme_word.search(lowered)
+    if when is not None and extreme is not None and extreme.start() < when.start():
+        what = extreme if what is None or extreme.start() < what.start() else what
+    if when is None or what is None:
+        return None
+    return "time" if when.start() < what.start() else "value"
+
+
+def answer_both(first: str, steps: Plan) -> Plan:
+    """``steps`` with a one-item answer completed by the other half of the row it came from: the date of a value,
+    the value of a date ("when was his last LDL and what was it?": both, in the order asked)."""
+    row: dict[str, Any] | None = None
+    call = next(steps)
+    while True:
+        name, args = call
+        answer = args.get("answer") if name == "final_answer" else None
+        if row is not None and isinstance(answer, list) and len(answer) == 1 and args.get("status", "answered") == "answered":
+            when = _row_time(row)
+            value = row.get("value") if row.get("value") is not None else row.get("value_string") or row.get("dose") \
+                or row.get("reason_name")  # a visit's other half is its reason
+            said = answer[0]
+            if when and value is not None and isinstance(said, str) and said[:10] == str(when)[:10]:
+                both = [said, value] if first == "time" else [value, said]
+            elif when and value is not None and said == value:
+                both = [str(when), value] if first == "time" else [value, str(when)]
+            else:
+                both = None
+            if both is not None:
+                call = (name, {**args, "answer": both})
+        try:
+            result = yield call
+        except GeneratorExit:
+            steps.close()
+            raise
+        if isinstance(result, dict) and isinstance(result.get("row"), dict):
+            row = result["row"]
+        try:
+            call = steps.send(result)
+        except StopIteration:
+            return
 
 
 def window_said(window: Window | None, text: str) -> str:
@@ -1245,15 +1313,32 @@ def picked_row(pq: ParsedQuestion) -> Generator[Call, dict[str, Any], Picked | C
     return Picked(got.view, row)
 
 
+def _extreme_asked(text: str) -> str | None:
+    """``max`` or ``min`` when a "when" question asks the time of an extreme value ("when was her highest A1c?")."""
+    from fhirqa.project import lexicon_file
+
+    words = lexicon_file("question_phrases.json")["extreme_time"]
+    lowered = text.lower()
+    return next((mode for mode in ("max", "min") if re.search(words[mode], lowered)), None)
+
+
 def plan_time_of(pq: ParsedQuestion) -> Plan:
-    """Date of the first / last event."""
-    got = yield from picked_row(pq)
+    """Date of the first / last event, or of the highest / lowest value."""
+    mode = _extreme_asked(pq.text)
+    if mode is not None:
+        scope = yield from scoped(pq, f"{_entity_label(pq)} results")
+        if not isinstance(scope, Scope):
+            yield scope
+            return
+        got: Picked | Call = Picked(scope.view, _row((yield ("find_extreme", {"records": scope.handle, "mode": mode}))))
+    else:
+        got = yield from picked_row(pq)
     if not isinstance(got, Picked):
         yield got
         return
     row = got.row
     when = _row_time(row)
-    word = "first" if pq.position == "first" else "last"
+    word = ("highest" if mode == "max" else "lowest") if mode else "first" if pq.position == "first" else "last"
     name = label(row, pq.entity)
     # "when was her A1c last checked (and what was it)?": a result's date comes with what it found; "when did she
     # last see a doctor (and why)?": a visit's with its reason
