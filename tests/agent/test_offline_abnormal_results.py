@@ -65,8 +65,9 @@ def test_normal_asked_is_yes_only_when_nothing_judged_is_abnormal() -> None:
 
 
 def test_a_list_is_asked_and_a_window_is_read_whole() -> None:
-    listed = ask("which labs were abnormal?")["answer"]
-    assert len(listed) == 2 and all(" low " in a or " high " in a for a in listed)
+    listed = ask("which labs were abnormal?")
+    assert listed["answer"] == ["Hemoglobin", "Potassium"]  # the items, in time order (then name); values in the text
+    assert " high " in listed["text"] and " low " in listed["text"]
     since = ask("any abnormal labs in the last 2 days?")
     assert "Observation/cr-0" in since["cited"] and "3 of the 4 lab results" in since["text"]
 

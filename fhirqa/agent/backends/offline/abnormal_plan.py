@@ -106,7 +106,8 @@ def plan_abnormal(pq: ParsedQuestion, found: tuple[str, str]) -> Generator[Call,
     if asked == "abnormal":
         if count:
             text = f"{'Yes: ' if yes_no else ''}{of} {'was' if count == 1 else 'were'} outside the normal range: {cited}{more}{unjudged}."
-            yield final([True] if yes_no else shown, text)
+            names = list(dict.fromkeys(str(r.get("name")) for r in got.get("abnormal") or []))  # the text says the rest
+            yield final([True] if yes_no else names, text)
         else:
             text = f"{'No: ' if yes_no else ''}none of the {judged} {many} {when} judged was outside the normal range{unjudged}."
             yield final([False] if yes_no else [], text)

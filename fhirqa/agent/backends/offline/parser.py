@@ -46,7 +46,9 @@ _OPS = [
     (r"(?:equal to|exactly|=)", "=="),
 ]
 _NUMBER = r"(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)"  # 15,000 is fifteen thousand
-_UNIT_AFTER = r"\s*(%|mg/dl|mmol/l|mg|g|mcg|kg|lbs?|cm|mmhg|mm\[hg\]|bpm|/min|meq/l|units?|u/l|g/dl|ng/ml|pg/ml)?"
+# temperature units too ("temp > 101.5 °F" against values charted in °C: the threshold plan converts)
+_UNIT_AFTER = (r"\s*(%|mg/dl|mmol/l|mg|g|mcg|kg|lbs?|cm|mmhg|mm\[hg\]|bpm|/min|meq/l|units?|u/l|g/dl|ng/ml|pg/ml|"
+               r"°f|°c|degrees? f(?:ahrenheit)?\b|degrees? c(?:elsius)?\b|deg ?f\b|deg ?c\b|fahrenheit|celsius|f\b|c\b)?")
 
 # Kinds of record a count counts ("total Rx", "total flu vaccines", "total ER visits"): "total" before one of
 # these asks how many, not for a sum of values.
@@ -344,6 +346,10 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
                    "microgram": "mcg"}.get(asked_in.group(1), asked_in.group(1))
     pq.entity = "" if pq.stay_event else _written_case(_entity(rest, pq), question)
     pq.entity = _class_with_example(pq.entity)
+    if pq.views == ["allergy"] and pq.intent == "value" and pq.entity and not re.search(
+            r"\b(?:reactions?|severity|severe|critical\w*|when|date|onset|since|type|kind|category|status|what)\b", rest):
+        # "codeine allergy?", "latex allergy?": whether the list holds it (a yes/no), not the entry's value
+        pq.intent = "exists"
     if pq.intent == "active_list" and pq.window is None and _current_list(rest) is not None:
         # "home meds?", "active outpatient meds": the words place the list; they name no item or visit class
         pq.entity, pq.encounter_class = "", None
