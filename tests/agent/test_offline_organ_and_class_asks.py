@@ -108,3 +108,17 @@ def test_a_question_asking_when_and_what_is_answered_with_both_in_its_order() ->
     alone = ask("when was his lowest creatinine?")["answer"]
     low = min(CR, key=lambda r: r["value"])
     assert len(alone) == 1 and str(alone[0]).startswith(low["time"].date().isoformat())
+
+
+def test_a_temperature_threshold_in_fahrenheit_is_compared_with_celsius_values() -> None:
+    temps = [obs("t-1", "Body temperature", 38.9, "2025-06-19T08:00:00", unit="Cel", code="8310-5", category="vital-signs")]
+    views = {**VIEWS, "observation": [*VIEWS["observation"], *temps]}
+    # 101.5 °F = 38.61 °C: 38.9 °C is above it; 102.5 °F = 39.17 °C is above 38.9
+    assert offline_answer("any temp > 101.5 °F?", views, NOW)["answer"] == [True]
+    assert offline_answer("any temp > 102.5 F?", views, NOW)["answer"] == [False]
+
+
+def test_an_allergy_named_with_its_substance_is_a_yes_no() -> None:
+    views = {**VIEWS, "allergy": [_allergy("latex", "Latex allergy")]}
+    assert offline_answer("latex allergy?", views, NOW)["answer"] == [True]
+    assert offline_answer("codeine allergy?", views, NOW)["answer"] == [False]
