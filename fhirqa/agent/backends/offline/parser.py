@@ -73,7 +73,7 @@ _PERSPECTIVE = (r"(?<![\w/-])(?:my|mine|i|me|her|his|him|their|them|she|he|they|
 # Words that carry intent or grammar, never the clinical entity.
 _STOP = set(
     """
-    we our what whats what's which who whom whose when where why how is was were are be been being am do does did done has have had
+    we our what whats what's which who whom whose when where why how how's hows is was were are be been being am do does did done has have had
     having ever any anything some the a an of for in on at to from by with within during over since until till through
     and or than then that this these those there it its value values level levels result results reading readings number
     numbers count counts times time many much often frequently total sum average mean avg median highest lowest maximum
