@@ -79,3 +79,10 @@ def test_one_named_item_is_not_this_question_and_no_results_is_no_data() -> None
     assert abnormal_asked(parse("abnormal vitals today?", now)) == ("abnormal", "vital-signs")
     got = ask("any abnormal labs?", [r for r in LABS if r["category"] == "survey"])
     assert got["status"] == "no-data"
+
+
+def test_critical_values_are_the_abnormal_ones_said_so_never_a_yes_about_critical() -> None:
+    got = ask("any critical values?")
+    assert got["answer"] == ["Hemoglobin", "Potassium"]  # a list, not Yes: no panic limits are held
+    assert got["text"].startswith("No critical (panic) limits are held")
+    assert "AllergyIntolerance" not in got["text"]  # "critical" is no allergy criticality here

@@ -33,6 +33,8 @@ def _spec() -> dict[str, Any]:
         "scopes": {kind: re.compile("|".join(patterns)) for kind, patterns in spec["scopes"].items()},
         "filler": frozenset(spec["word_filler"]),
         "yes_no": re.compile("|".join(spec["yes_no"])),
+        "critical": re.compile(spec["critical"]),
+        "critical_note": str(spec["critical_note"]),
         "max_listed": int(spec["max_listed"]),
     }
 
@@ -48,7 +50,8 @@ def abnormal_asked(pq: ParsedQuestion) -> tuple[str, str] | None:
         return None
     spec = _spec()
     text = _text(pq)
-    asked = "abnormal" if spec["abnormal"].search(text) else "normal" if spec["normal"].search(text) else None
+    critical = spec["critical"].search(text)
+    asked = "abnormal" if spec["abnormal"].search(text) or critical else "normal" if spec["normal"].search(text) else None
     if asked is None:
         return None
     category = next((kind for kind, pattern in spec["scopes"].items() if pattern.search(text)), None)
@@ -58,7 +61,7 @@ def abnormal_asked(pq: ParsedQuestion) -> tuple[str, str] | None:
         return None
     # Nothing else may be left of the item the parser read: "is her K normal?" is the normality plan's.
     rest = (pq.entity or "").lower()
-    for pattern in (spec["abnormal"], spec["normal"], *spec["scopes"].values()):
+    for pattern in (spec["abnormal"], spec["normal"], spec["critical"], *spec["scopes"].values()):
         rest = pattern.sub(" ", rest)
     if any(w not in spec["filler"] for w in re.findall(r"[a-z0-9][a-z0-9'/.\-]*", rest)):
         return None
@@ -101,15 +104,18 @@ def plan_abnormal(pq: ParsedQuestion, found: tuple[str, str]) -> Generator[Call,
     count = int(got.get("abnormal_count") or 0)
     more = f"; and {count - len(shown)} more" if count > len(shown) else ""
     cited = "; ".join(f"{s} ({r.get('ref')})" for s, r in zip(shown, got.get("abnormal") or [], strict=True))
-    yes_no = bool(spec["yes_no"].search(_text(pq)))
+    critical = bool(spec["critical"].search(_text(pq)))
+    # "any critical values?": no panic limits are held, so no Yes/No about critical ones: the abnormal list, said so
+    yes_no = bool(spec["yes_no"].search(_text(pq))) and not critical
+    lead = f"{spec['critical_note'][0].upper()}{spec['critical_note'][1:]}: " if critical else ""
     of = f"{count} of the {judged} {many} {when} judged" if judged != 1 else f"The one {one} {when} judged"
     if asked == "abnormal":
         if count:
-            text = f"{'Yes: ' if yes_no else ''}{of} {'was' if count == 1 else 'were'} outside the normal range: {cited}{more}{unjudged}."
+            text = f"{lead}{'Yes: ' if yes_no else ''}{of} {'was' if count == 1 else 'were'} outside the normal range: {cited}{more}{unjudged}."
             names = list(dict.fromkeys(str(r.get("name")) for r in got.get("abnormal") or []))  # the text says the rest
             yield final([True] if yes_no else names, text)
         else:
-            text = f"{'No: ' if yes_no else ''}none of the {judged} {many} {when} judged was outside the normal range{unjudged}."
+            text = f"{lead}{'No: ' if yes_no else ''}none of the {judged} {many} {when} judged was outside the normal range{unjudged}."
             yield final([False] if yes_no else [], text)
         return
     if count:
