@@ -86,3 +86,8 @@ def test_critical_values_are_the_abnormal_ones_said_so_never_a_yes_about_critica
     assert got["answer"] == ["Hemoglobin", "Potassium"]  # a list, not Yes: no panic limits are held
     assert got["text"].startswith("No critical (panic) limits are held")
     assert "AllergyIntolerance" not in got["text"]  # "critical" is no allergy criticality here
+
+
+def test_any_abnormal_of_a_named_group_judges_its_latest_values() -> None:
+    got = ask("any abnormal lytes?")  # sodium and potassium of the latest draw; K 5.9 above its range
+    assert got["answer"] == [True] and "Observation/k-1" in got["cited"]

@@ -54,6 +54,8 @@ def normality_asked(pq: ParsedQuestion) -> str | None:
     text = " ".join(pq.text.lower().replace("’", "'").split()).strip(" ?.!")
     terse = re.search(r"^(?:\S+\s+){0,4}\S+\s+(?:normal|abnormal|high|low|elevated|ok|okay|wnl|controlled|"
                       r"uncontrolled)$", text)
+    if re.search(r"^(?:any|anything)\s+abnormal\s+\S+", text) and not spec.refuse.search(text):
+        return "abnormal"  # "any abnormal lytes?": the group's latest values judged ("any high K?" may ask about any value)
     if not (spec.frame.search(text) or terse) or spec.refuse.search(text):
         return None
     entity_words = {w for w in re.findall(r"[a-z0-9]+", pq.entity.lower()) if len(w) > 1}
