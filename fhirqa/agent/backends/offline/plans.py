@@ -1342,7 +1342,9 @@ def plan_time_of(pq: ParsedQuestion) -> Plan:
     name = label(row, pq.entity)
     # "when was her A1c last checked (and what was it)?": a result's date comes with what it found; "when did she
     # last see a doctor (and why)?": a visit's with its reason
-    value, unit = _row_value(got.view, row) if got.view == "observation" else (None, None)
+    value, unit = _row_value(got.view, row) if got.view in ("observation", "medication") else (None, None)
+    if got.view == "medication" and row.get("dose") is None:
+        value = None  # a drug's name is no finding: only a dose it was given is said
     found = f": {_with_unit(value, unit)}" if value is not None and value != "" else ""
     if got.view == "encounter" and row.get("reason_name"):
         found = f" (reason: {row['reason_name']})"
