@@ -235,18 +235,9 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
     if view == "encounter" and "visit_occurrence" in t:
         out.append(_omop_visit(schema, d))
     if view == "icu_stay" and "visit_detail" in t:
-        b = Branch(schema, d, "visit_detail", "x")
-        concept = b.col("visit_detail_concept_id")
-        if concept != "NULL":
-            c = _concept(b, "visit_detail_concept_id", "c")
-            ids = ", ".join(str(i) for i in builtin("omop_cdm")["icu_concepts"]["ids"])
-            b.values.update(name=b.first(f"{c}.concept_name" if c else "NULL", b.col("visit_detail_source_value")),
-                            time=b.first(b.col("visit_detail_start_datetime"), b.col("visit_detail_start_date")),
-                            end_time=b.first(b.col("visit_detail_end_datetime"), b.col("visit_detail_end_date")),
-                            encounter_id=b.col("visit_occurrence_id"), name_col=b.lit("visit_detail.visit_detail_concept_id"),
-                            time_col=b.lit("visit_detail.visit_detail_start_datetime"))
-            b.where.append(f"{concept} IN ({ids})")
-            out.append(b)
+        icu = _omop_icu(schema, d)
+        if icu is not None:
+            out.append(icu)
     return out
 
 
@@ -267,18 +258,81 @@ def _omop_visit(schema: Schema, d: Dialect) -> Branch:
     names = " ".join(f"WHEN {k} THEN {b.lit(v[0])}" for k, v in visits.items())
     classes = " ".join(f"WHEN {k} THEN {b.lit(v[1])}" for k, v in visits.items())
     # a combined visit ("Emergency Room and Inpatient Visit") is of both classes: its second class from the data file
-    alts = " ".join(f"WHEN {k} THEN {b.lit(v[2])}" for k, v in visits.items() if len(v) > 2)
+    alts = " ".join(f"WHEN {concept_id} = {k} THEN {b.lit(v[2])}" for k, v in visits.items() if len(v) > 2)
+    # a visit of another class that records where the patient was admitted from is a hospital stay too (MIMIC-IV's
+    # OMOP codes admissions by admission type: an "Emergency Room Visit" of 8 days with ward transfers)
+    admitted = _admitted(b)
+    inpatient = ", ".join(k for k, v in visits.items() if v[1] == "IMP")
+    if admitted and concept_id != "NULL":
+        alts += f" WHEN {concept_id} NOT IN ({inpatient}) AND ({admitted}) THEN 'IMP'"
     builtin_name = f"CASE {concept_id} {names} END" if concept_id != "NULL" else "NULL"
     b.values.update(name=b.first(f"{s}.concept_name" if s else "NULL", f"{c}.concept_name" if c else "NULL", builtin_name),
                     code=b.first(f"{s}.concept_code" if s else "NULL", b.col("visit_source_value")),
                     source_code=b.col("visit_source_value"),
                     class_code=f"CASE {concept_id} {classes} END" if concept_id != "NULL" else "NULL",
-                    alt_class=f"CASE {concept_id} {alts} END" if concept_id != "NULL" and alts else "NULL",
+                    alt_class=f"CASE {alts} END" if concept_id != "NULL" and alts else "NULL",
                     time=b.first(b.col("visit_start_datetime"), b.col("visit_start_date")),
                     end_time=b.first(b.col("visit_end_datetime"), b.col("visit_end_date")),
                     name_col=b.lit("visit_occurrence.visit_concept_id"), time_col=b.lit("visit_occurrence.visit_start_datetime"),
                     encounter_id=b.col("visit_occurrence_id"))
     return b
+
+
+def _admitted(b: Branch) -> str:
+    """SQL true when the visit records where the patient was admitted from (``admission_sources`` of
+    ``data/omop_cdm.json``), '' when the table has none of those columns."""
+    marks = []
+    for column in builtin("omop_cdm")["admission_sources"]["columns"]:
+        expr = b.col(column)
+        if expr == "NULL":
+            continue
+        if column.endswith("_concept_id"):
+            marks.append(f"coalesce({expr}, 0) <> 0")
+        else:
+            marks.append(f"coalesce(trim({b.d.text(expr)}), '') <> ''")
+    return " OR ".join(marks)
+
+
+def _omop_icu(schema: Schema, d: Dialect) -> Branch | None:
+    """ICU stays: ``visit_detail`` rows of an ICU concept (``icu_concepts``), or whose care site or source concept
+    names an ICU (the ``units`` words of ``sql_reading.json``); named by the care site ("Medical Intensive Care Unit
+    (MICU)"), else the source concept, the concept, the source value."""
+    from fhirqa.sql.reading import words
+
+    b = Branch(schema, d, "visit_detail", "x")
+    concept = b.col("visit_detail_concept_id")
+    c = _concept(b, "visit_detail_concept_id", "c") if concept != "NULL" else ""
+    s = _concept(b, "visit_detail_source_concept_id", "sc")
+    site = b.col("care_site_id")
+    cs = "cs" if site != "NULL" and "care_site" in schema.tables and schema.tables["care_site"].has("care_site_name") \
+        and b.join("care_site", "cs", f"cs.care_site_id = {site}") else ""
+    named = [e for e in (f"{cs}.care_site_name" if cs else "NULL", f"{s}.concept_name" if s else "NULL") if e != "NULL"]
+    tests = []
+    if concept != "NULL":
+        ids = ", ".join(str(i) for i in builtin("omop_cdm")["icu_concepts"]["ids"])
+        tests.append(f"{concept} IN ({ids})")
+    for expr in named:
+        tests.extend(_names_a_unit(d, expr, words()["icu_stay"]["units"]))
+    if not tests:
+        return None
+    b.values.update(name=b.first(*named, f"{c}.concept_name" if c else "NULL", b.col("visit_detail_source_value")),
+                    time=b.first(b.col("visit_detail_start_datetime"), b.col("visit_detail_start_date")),
+                    end_time=b.first(b.col("visit_detail_end_datetime"), b.col("visit_detail_end_date")),
+                    encounter_id=b.col("visit_occurrence_id"),
+                    name_col=b.lit("care_site.care_site_name" if cs else "visit_detail.visit_detail_concept_id"),
+                    time_col=b.lit("visit_detail.visit_detail_start_datetime"))
+    b.where.append("(" + " OR ".join(tests) + ")")
+    return b
+
+
+def _names_a_unit(d: Dialect, expr: str, units: list[str]) -> list[str]:
+    """SQL tests that the name ``expr`` holds one of ``units`` as whole words ("Trauma SICU (TSICU)" holds "sicu";
+    "Occupational Health" does not hold "ccu"): the name lower-cased, its punctuation made spaces, padded."""
+    padded = f"lower({d.text(expr)})"
+    for mark in "()/-,.":
+        padded = f"replace({padded}, '{mark}', ' ')"
+    padded = f"(' ' || {padded} || ' ')"
+    return [f"{padded} LIKE '% {unit} %'" for unit in units]
 
 
 def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
