@@ -10,7 +10,8 @@ its tables read as the canonical views (``observation``, ``medication``, ``condi
 components) · ``value_col`` · ``time_col`` · ``name_col`` (the source columns, for evidence) · ``encounter_id``
 (the hospital stay a row belongs to: MIMIC ``hadm_id``, OMOP ``visit_occurrence_id``) · ``rank`` (a diagnosis's
 place in its stay: MIMIC ``seq_num``; OMOP 1 for a primary condition) · ``arrival`` (when a hospital stay began for
-the patient: MIMIC ``edregtime`` when the stay came through the ED before ``admittime``)
+the patient: MIMIC ``edregtime`` when the stay came through the ED before ``admittime``) · ``end_col`` (the source
+column of ``end_time``, for evidence of a discharge)
 
 Besides the FHIR views, ``icu_stay`` reads the ICU stays (MIMIC ``icustays``; OMOP ``visit_detail`` of an ICU
 concept), the window of "during the ICU stay".
@@ -25,13 +26,14 @@ NULL, so a trimmed or older schema still works.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fhirqa.sql.schema import Schema, builtin
 
 COLUMNS = ("tbl", "row_id", "name", "code", "source_code", "value", "value_text", "unit", "time", "end_time", "kind",
            "status", "class_code", "alt_class", "sig", "quantity", "days_supply", "dose", "dose_unit", "category",
-           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank", "arrival", "reason")
+           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank", "arrival", "reason", "end_col")
 _NUMERIC = {"row_id", "value", "quantity", "days_supply", "dose", "encounter_id", "rank"}
 _TIMES = {"time", "end_time", "arrival"}
 VIEWS = ("observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy")
@@ -59,6 +61,12 @@ class Dialect:
         if self.name == "sqlite":
             return f"CASE WHEN trim({expr}) GLOB '[0-9]*' AND trim({expr}) NOT GLOB '*[^0-9.]*' THEN CAST({expr} AS REAL) END"
         return f"CASE WHEN CAST({expr} AS TEXT) ~ '^-?[0-9]+(\\.[0-9]+)?$' THEN CAST(CAST({expr} AS TEXT) AS DOUBLE PRECISION) END"
+
+    def shift(self, expr: str, hours: float) -> str:
+        """The timestamp ``expr`` moved by ``hours``."""
+        if self.name == "sqlite":
+            return f"datetime({expr}, '{hours:+g} hours')"
+        return f"({expr} + INTERVAL '{hours:g} hours')" if self.name == "postgres" else f"({expr} + INTERVAL ({hours:g}) HOUR)"
 
     def text(self, expr: str) -> str:
         """``expr`` as text."""
@@ -274,7 +282,7 @@ def _omop_visit(schema: Schema, d: Dialect) -> Branch:
                     time=b.first(b.col("visit_start_datetime"), b.col("visit_start_date")),
                     end_time=b.first(b.col("visit_end_datetime"), b.col("visit_end_date")),
                     name_col=b.lit("visit_occurrence.visit_concept_id"), time_col=b.lit("visit_occurrence.visit_start_datetime"),
-                    encounter_id=b.col("visit_occurrence_id"))
+                    end_col=b.lit("visit_occurrence.visit_end_datetime"), encounter_id=b.col("visit_occurrence_id"))
     return b
 
 
@@ -296,33 +304,69 @@ def _admitted(b: Branch) -> str:
 def _omop_icu(schema: Schema, d: Dialect) -> Branch | None:
     """ICU stays: ``visit_detail`` rows of an ICU concept (``icu_concepts``), or whose care site or source concept
     names an ICU (the ``units`` words of ``sql_reading.json``); named by the care site ("Medical Intensive Care Unit
-    (MICU)"), else the source concept, the concept, the source value."""
-    from fhirqa.sql.reading import words
+    (MICU)"), else the source concept, the concept, the source value.
 
+    Transfers inside the ICU are one ICU stay (as MIMIC's ICUSTAYS counts them): an ICU row that begins within
+    ``icu_concepts.contiguous_hours`` of the end of another is part of that stay, so the stay is read from its first row
+    (its start and unit) to the end of its last."""
     b = Branch(schema, d, "visit_detail", "x")
-    concept = b.col("visit_detail_concept_id")
-    c = _concept(b, "visit_detail_concept_id", "c") if concept != "NULL" else ""
+    is_icu = _icu_test(schema, d)
+    if is_icu is None:
+        return None
+    c = _concept(b, "visit_detail_concept_id", "c")
     s = _concept(b, "visit_detail_source_concept_id", "sc")
     site = b.col("care_site_id")
     cs = "cs" if site != "NULL" and "care_site" in schema.tables and schema.tables["care_site"].has("care_site_name") \
         and b.join("care_site", "cs", f"cs.care_site_id = {site}") else ""
+    start = lambda a: d.ts(b.first(b.col("visit_detail_start_datetime", a), b.col("visit_detail_start_date", a)))  # noqa: E731
+    end = lambda a: d.ts(b.first(b.col("visit_detail_end_datetime", a), b.col("visit_detail_end_date", a)))  # noqa: E731
+    hours = builtin("omop_cdm")["icu_concepts"].get("contiguous_hours", 1)
+    key, person = schema.row_key("visit_detail"), schema.patient_key("visit_detail") or "person_id"
+    same = lambda a: f"{a}.{person} = x.{person} AND {is_icu(a)}"  # noqa: E731
+    earlier = f"({start('y')} < {start('x')}" + (f" OR ({start('y')} = {start('x')} AND y.{key} < x.{key}))" if key else ")")
+    b.where.append(is_icu("x"))
+    b.where.append(f"NOT EXISTS (SELECT 1 FROM visit_detail AS y WHERE {same('y')} AND {earlier} "
+                   f"AND {end('y')} >= {d.shift(start('x'), -hours)})")
+    last_end = (f"(SELECT max({end('z')}) FROM visit_detail AS z WHERE {same('z')} AND {start('z')} >= {start('x')} "
+                f"AND {end('z')} <= (SELECT min({end('e')}) FROM visit_detail AS e WHERE {same('e')} "
+                f"AND {start('e')} >= {start('x')} AND NOT EXISTS (SELECT 1 FROM visit_detail AS w WHERE {same('w')} "
+                f"AND {start('w')} > {start('e')} AND {start('w')} <= {d.shift(end('e'), hours)})))")
     named = [e for e in (f"{cs}.care_site_name" if cs else "NULL", f"{s}.concept_name" if s else "NULL") if e != "NULL"]
-    tests = []
-    if concept != "NULL":
-        ids = ", ".join(str(i) for i in builtin("omop_cdm")["icu_concepts"]["ids"])
-        tests.append(f"{concept} IN ({ids})")
-    for expr in named:
-        tests.extend(_names_a_unit(d, expr, words()["icu_stay"]["units"]))
-    if not tests:
-        return None
     b.values.update(name=b.first(*named, f"{c}.concept_name" if c else "NULL", b.col("visit_detail_source_value")),
                     time=b.first(b.col("visit_detail_start_datetime"), b.col("visit_detail_start_date")),
-                    end_time=b.first(b.col("visit_detail_end_datetime"), b.col("visit_detail_end_date")),
+                    end_time=f"coalesce({last_end}, {end('x')})",
                     encounter_id=b.col("visit_occurrence_id"),
                     name_col=b.lit("care_site.care_site_name" if cs else "visit_detail.visit_detail_concept_id"),
-                    time_col=b.lit("visit_detail.visit_detail_start_datetime"))
-    b.where.append("(" + " OR ".join(tests) + ")")
+                    time_col=b.lit("visit_detail.visit_detail_start_datetime"),
+                    end_col=b.lit("visit_detail.visit_detail_end_datetime"))
     return b
+
+
+def _icu_test(schema: Schema, d: Dialect) -> Callable[[str], str] | None:
+    """SQL test that the ``visit_detail`` row of an alias is an ICU stay (its concept, its care site's name, its source
+    concept's name), or None when the table has nothing to tell it by."""
+    from fhirqa.sql.reading import words
+
+    table = schema.tables["visit_detail"]
+    units = words()["icu_stay"]["units"]
+    has_site = table.has("care_site_id") and "care_site" in schema.tables and schema.tables["care_site"].has("care_site_name")
+    has_source = table.has("visit_detail_source_concept_id") and "concept" in schema.tables
+    if not table.has("visit_detail_concept_id") and not has_site and not has_source:
+        return None
+    ids = ", ".join(str(i) for i in builtin("omop_cdm")["icu_concepts"]["ids"])
+
+    def test(a: str) -> str:
+        parts = [f"{a}.visit_detail_concept_id IN ({ids})"] if table.has("visit_detail_concept_id") else []
+        if has_site:
+            site = f"(SELECT cs_.care_site_name FROM care_site AS cs_ WHERE cs_.care_site_id = {a}.care_site_id)"
+            parts.extend(_names_a_unit(d, site, units))
+        if has_source:
+            source = (f"(SELECT k_.concept_name FROM concept AS k_ WHERE k_.concept_id = {a}.visit_detail_source_concept_id "
+                      f"AND {a}.visit_detail_source_concept_id <> 0)")
+            parts.extend(_names_a_unit(d, source, units))
+        return "(" + " OR ".join(parts) + ")"
+
+    return test
 
 
 def _names_a_unit(d: Dialect, expr: str, units: list[str]) -> list[str]:
@@ -406,7 +450,8 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         b.values.update(name=b.first(b.col("admission_type"), "'admission'"), code=b.col("admission_type"), class_code="'IMP'",
                         alt_class=f"CASE WHEN {' OR '.join(emer)} THEN 'EMER' END" if emer else "NULL",
                         time=b.col("admittime"), end_time=b.col("dischtime"), name_col=b.lit("admissions.admission_type"),
-                        time_col=b.lit("admissions.admittime"), status=b.col("discharge_location"), encounter_id=b.col("hadm_id"),
+                        time_col=b.lit("admissions.admittime"), end_col=b.lit("admissions.dischtime"),
+                        status=b.col("discharge_location"), encounter_id=b.col("hadm_id"),
                         reason=b.col("diagnosis"))  # the admitting diagnosis as written ("SEPSIS", "CHEST PAIN")
         if b.col("edregtime") != "NULL":
             # labs drawn in the ED before ADMITTIME belong to the stay ("K on admission" is often an ED draw)

@@ -125,7 +125,8 @@ def exists(c: Compiler) -> Final:
         return c.ambiguous(located)
     row = data.at(c.window(located.spec), -1)
     if row is None:
-        return final([False], f"No {pq.entity} {pq.window.label if pq.window else ''}, although the record has it at other times.")
+        what = pq.entity or ("ICU stay" if pq.encounter_class == ICU_CLASS else f"{c.class_label()} encounter")
+        return final([False], f"No {what} {pq.window.label if pq.window else ''}, although the record has it at other times.")
     data.cite(row, "name")
     return final([True], f"Yes: {row.get('name')}, most recently on {day(row.get('time'))}.")
 
@@ -343,8 +344,11 @@ def active_list(c: Compiler) -> Final:
 
 
 def active_check(c: Compiler) -> Final:
-    """Yes/no: is this condition or medication active now (or at the asked date)?"""
+    """Yes/no: is this condition or medication active now (or at the asked date)? With an encounter class and no
+    item ("is she in the ICU right now?"): is a stay of that class open at that time."""
     pq, data = c.pq, c.data
+    if pq.encounter_class and not pq.entity:
+        return _in_stay_now(c)
     view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
     found = c.find([view], kind="request")
     if found is None:
@@ -365,6 +369,29 @@ def active_check(c: Compiler) -> Final:
     ended = row.get("end_time")
     return final([False], f"No: {row.get('name') or pq.entity} is not active (last recorded {day(row.get('time'))}"
                  f"{', ended ' + day(ended) if ended else ''}).")
+
+
+def _in_stay_now(c: Compiler) -> Final:
+    """Whether the patient is in an encounter of the question's class (an ICU stay: ``icu_stay``) at the asked time
+    (default: now): one begun by then and not ended before it; the stay (or the latest one) is cited."""
+    from fhirqa.sql.connect import time_param
+
+    pq, data = c.pq, c.data
+    at = pq.at_time or data.now
+    spec = Spec("icu_stay") if pq.encounter_class == ICU_CLASS else Spec("encounter", cls=pq.encounter_class)
+    what = "an ICU stay" if pq.encounter_class == ICU_CLASS else f"a {c.class_label()} encounter"
+    when = f"on {at.date()}" if pq.at_time else "now"
+    rows = data.select(spec, order="r.time DESC, r.row_id DESC", limit=1, params={"at": time_param(data.con, at)},
+                       extra="r.time IS NOT NULL AND r.time <= :at AND (r.end_time IS NULL OR r.end_time >= :at)")
+    if rows:
+        data.cite(rows[0], "time")
+        return final([True], f"Yes: in {what} {when} ({rows[0].get('name')}, since {day(rows[0]['time'])}).")
+    last = data.at(spec, -1)
+    if last is None:
+        return final([False], f"No: the record has no {c.class_label()} stays.")
+    data.cite(last, "time")
+    ended = f" to {day(last['end_time'])}" if last.get("end_time") else ""
+    return final([False], f"No: not in {what} {when}; the last was {last.get('name')} from {day(last['time'])}{ended}.")
 
 
 def list_items(c: Compiler) -> Final:

@@ -471,6 +471,10 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
     field = frames.stay_field_frame(pq, data, person)  # "reason for admission": the stay's own row, not a window
     if field is not None:
         return field
+    if pq.stay_event and not pq.entity:  # "LOS of the last admission?", "last d/c date?": the stay's own dates
+        from fhirqa.sql.stays import stay_event
+
+        return stay_event(compiler)
     if pq.window is not None and pq.window.anchor in STAY_ANCHORS and pq.intent not in ("age", "demographic"):
         stay = resolve_stay(data, pq.window)
         if stay is None:

@@ -44,8 +44,11 @@ def _alternation(phrases: list[str]) -> str:
 @lru_cache(maxsize=1)
 def _icu_pattern() -> re.Pattern[str]:
     icu = words()["icu_stay"]
+    the_unit = icu["the_unit"]
     return re.compile(rf"\b(?:(?:{_alternation(icu['lead'])})\s+)?(?:(?:{_alternation(icu['determiners'])})\s+)?"
-                      rf"(?:{_alternation(icu['units'])})(?:\s+(?:{_alternation(icu['stay_words'])}))?\b")
+                      rf"(?:{_alternation(icu['units'])})(?:\s+(?:{_alternation(icu['stay_words'])}))?\b"
+                      rf"|\b(?:{_alternation(the_unit['leads'])})\s+the\s+(?:{_alternation(the_unit['words'])})"
+                      rf"(?:\s+(?:{_alternation(icu['stay_words'])}))?\b")
 
 
 def tokens(text: str) -> list[str]:
@@ -118,15 +121,30 @@ def _icu_stay(pq: ParsedQuestion) -> None:
     if match is None:
         return
     pq.entity = _without(pq.entity, set(tokens(match.group(0))))
-    if not pq.entity and pq.intent in ("count", "exists", "time_of", "time_since"):
-        pq.encounter_class = ICU_CLASS
-        pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
+    if "unit" in tokens(match.group(0)):
+        pq.unit_asked = False  # "in the unit", "intensive care unit": a place, not a unit of measure asked for
+    if not pq.entity and pq.intent in ("count", "exists", "time_of", "time_since", "value", "list_items", "active_check"):
+        _icu_subject(pq)
         return
     if pq.window is None or pq.window.anchor:
         pq.window = Window(None, None, "during the ICU stay", anchor=ICU_ANCHOR)
     if pq.entity and pq.encounter_class == "IMP":
         pq.encounter_class = None  # "stay" named the ICU stay (the window), not an admission to count or read
         pq.views = [v for v in pq.views if v != "encounter"] + ["encounter"]
+
+
+def _icu_subject(pq: ParsedQuestion) -> None:
+    """The ICU stays themselves are asked about (``icu_stay.subject``): counted, dated, named ("which ICU …?"), open
+    now ("is she in the unit now?": ``active_check``) or had at all ("ICU during the last stay?": ``exists``)."""
+    subject = words()["icu_stay"]["subject"]
+    text = " ".join(tokens(pq.text))
+    says = lambda key: re.search(rf"\b(?:{_alternation(subject[key])})\b", text) is not None  # noqa: E731
+    if pq.intent == "active_check" or (pq.intent in ("value", "exists", "list_items") and says("now")):
+        pq.intent = "active_check"
+    elif pq.intent in ("value", "list_items") and not says("which"):
+        pq.intent = "exists"
+    pq.encounter_class = ICU_CLASS
+    pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
 
 
 def diagnosis_question(pq: ParsedQuestion) -> tuple[bool, bool] | None:
