@@ -11,7 +11,8 @@ components) · ``value_col`` · ``time_col`` · ``name_col`` (the source columns
 (the hospital stay a row belongs to: MIMIC ``hadm_id``, OMOP ``visit_occurrence_id``) · ``rank`` (a diagnosis's
 place in its stay: MIMIC ``seq_num``; OMOP 1 for a primary condition) · ``arrival`` (when a hospital stay began for
 the patient: MIMIC ``edregtime`` when the stay came through the ED before ``admittime``) · ``end_col`` (the source
-column of ``end_time``, for evidence of a discharge)
+column of ``end_time``, for evidence of a discharge) · ``route`` (how a drug is given: OMOP ``route_source_value``,
+else its concept's name; MIMIC ``prescriptions.route``) and ``route_col`` (its source column)
 
 Besides the FHIR views, ``icu_stay`` reads the ICU stays (MIMIC ``icustays``; OMOP ``visit_detail`` of an ICU
 concept), the window of "during the ICU stay".
@@ -33,7 +34,8 @@ from fhirqa.sql.schema import Schema, builtin
 
 COLUMNS = ("tbl", "row_id", "name", "code", "source_code", "value", "value_text", "unit", "time", "end_time", "kind",
            "status", "class_code", "alt_class", "sig", "quantity", "days_supply", "dose", "dose_unit", "category",
-           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank", "arrival", "reason", "end_col")
+           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank", "arrival", "reason", "end_col", "route",
+           "route_col")
 _NUMERIC = {"row_id", "value", "quantity", "days_supply", "dose", "encounter_id", "rank"}
 _TIMES = {"time", "end_time", "arrival"}
 VIEWS = ("observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy")
@@ -122,7 +124,7 @@ class Branch:
             expr = values.get(column, "NULL")
             if column in _TIMES and expr != "NULL":
                 expr = self.d.ts(expr)
-            elif column in ("code", "source_code", "name", "value_text", "parent_name") and expr != "NULL":
+            elif column in ("code", "source_code", "name", "value_text", "parent_name", "route") and expr != "NULL":
                 expr = self.d.text(expr)
             parts.append(f"{expr if expr != 'NULL' else self.d.null(column)} AS {column}")
         where = f" WHERE {' AND '.join(self.where)}" if self.where else ""
@@ -142,7 +144,10 @@ def _omop_named(b: Branch, prefix: str, source_value: str) -> None:
     standard concept's, else the source value."""
     c = _concept(b, f"{prefix}_concept_id", "c")
     s = _concept(b, f"{prefix}_source_concept_id", "sc")
-    b.values["name"] = b.first(f"{s}.concept_name" if s else "NULL", f"{c}.concept_name" if c else "NULL", b.col(source_value))
+    # a source value read as the name is trimmed (MIMIC-IV's OMOP CSVs pad ICD codes: 'E785   ')
+    raw = b.col(source_value)
+    b.values["name"] = b.first(f"{s}.concept_name" if s else "NULL", f"{c}.concept_name" if c else "NULL",
+                               f"trim({b.d.text(raw)})" if raw != "NULL" else "NULL")
     b.values["code"] = b.first(f"{c}.concept_code" if c else "NULL", f"{s}.concept_code" if s else "NULL")
     b.values["source_code"] = b.col(source_value)
     b.values["name_col"] = b.lit(f"{b.table}.{prefix}_concept_id")
@@ -217,6 +222,11 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
                         value_col=f"CASE WHEN {kind} = 'administration' THEN 'drug_exposure.quantity' "
                                   "ELSE 'drug_exposure.drug_concept_id' END",
                         time_col=b.lit("drug_exposure.drug_exposure_start_datetime"))
+        r = _concept(b, "route_concept_id", "rc")
+        route = b.first(b.col("route_source_value"), f"{r}.concept_name" if r else "NULL")
+        if route != "NULL":
+            b.values.update(route=route, route_col=b.lit("drug_exposure.route_source_value" if b.col("route_source_value") != "NULL"
+                                                         else "drug_exposure.route_concept_id"))
         b.where.append(_vaccine(b) if view == "immunization" else f"NOT coalesce({_vaccine(b)}, 1 = 0)")
         if b.col("stop_reason") != "NULL":
             # an administration recorded as not given ('not-done') is no administration, as on the FHIR path
@@ -231,7 +241,7 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         b.values.update(time=b.first(b.col("condition_start_datetime"), b.col("condition_start_date")),
                         end_time=b.first(b.col("condition_end_datetime"), b.col("condition_end_date")),
                         status=b.col("condition_status_source_value"), time_col=b.lit("condition_occurrence.condition_start_datetime"),
-                        encounter_id=b.col("visit_occurrence_id"), rank=_omop_primary(b))
+                        encounter_id=b.col("visit_occurrence_id"), rank=_omop_primary(b), category=_omop_diagnosis(b))
         out.append(b)
     if view == "procedure" and "procedure_occurrence" in t:
         b = Branch(schema, d, "procedure_occurrence", "x")
@@ -247,6 +257,15 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         if icu is not None:
             out.append(icu)
     return out
+
+
+def _omop_diagnosis(b: Branch) -> str:
+    """'encounter-diagnosis' for a condition recorded as a diagnosis of its visit (``diagnosis_types``), else NULL."""
+    column = b.col("condition_type_concept_id")
+    if column == "NULL":
+        return "NULL"
+    ids = ", ".join(str(i) for i in builtin("omop_cdm")["diagnosis_types"]["ids"])
+    return f"CASE WHEN {column} IN ({ids}) THEN 'encounter-diagnosis' END"
 
 
 def _omop_primary(b: Branch) -> str:
@@ -406,7 +425,8 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
                             source_code=b.col("formulary_drug_cd"), time=b.col("startdate"), end_time=b.col("enddate"),
                             kind="'request'", dose=d.num(b.col("dose_val_rx")) if b.col("dose_val_rx") != "NULL" else "NULL",
                             dose_unit=b.col("dose_unit_rx"), value_col=b.lit("prescriptions.dose_val_rx"),
-                            time_col=b.lit("prescriptions.startdate"), name_col=b.lit("prescriptions.drug"))
+                            time_col=b.lit("prescriptions.startdate"), name_col=b.lit("prescriptions.drug"),
+                            route=b.col("route"), route_col=b.lit("prescriptions.route") if b.col("route") != "NULL" else "NULL")
             out.append(b)
         for table, time_column, end_column in (("inputevents_cv", "charttime", None), ("inputevents_mv", "starttime", "endtime")):
             if table not in t:

@@ -495,6 +495,10 @@ def encounter_diagnoses(c: Compiler, principal: bool, first: bool) -> Final:
     when = f"the {'first' if first else 'latest'} {c.class_label()} encounter ({day(stay['time'])})"
     rows = data.select(Spec("condition"), order="r.rank IS NULL, r.rank ASC, r.row_id ASC", extra="r.encounter_id = :stay",
                        params={"stay": stay["encounter_id"]})
+    # a stay whose rows include diagnoses recorded as such (billing, discharge: category 'encounter-diagnosis') beside
+    # others (rhythms charted during it) has those as its diagnoses
+    coded = [r for r in rows if r.get("category") == "encounter-diagnosis"]
+    rows = coded or rows
     if principal:
         rows = [r for r in rows if r.get("rank") is not None and float(r["rank"]) == 1]
         if not rows:

@@ -64,9 +64,21 @@ def read_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> 
     """The shared parser's reading of ``question``, adjusted for relational EHRs (see the module docstring)."""
     pq = parse_fresh(question, now.isoformat(), " ".join(names))  # the FHIR path's reading (context lead-ins too)
     _icu_stay(pq)
+    _discharge_diagnoses(pq)
     _any_started(pq)
     _stay_for(pq)
     return pq
+
+
+def _discharge_diagnoses(pq: ParsedQuestion) -> None:
+    """"discharge diagnoses (last stay)?": the diagnoses of the latest stay (its coded conditions), not the date of its
+    discharge: a diagnosis word beside the discharge word names what is asked."""
+    if pq.stay_event != "discharge" or pq.entity:
+        return
+    dx = words()["diagnoses"]["words"]
+    if not re.search(rf"\b(?:{_alternation([w for w in dx if 'discharge' not in w])})\b", " ".join(tokens(pq.text))):
+        return
+    pq.stay_event, pq.intent, pq.encounter_class = None, "value", pq.encounter_class or "IMP"
 
 
 def _stay_for(pq: ParsedQuestion) -> None:
