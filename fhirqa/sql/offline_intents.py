@@ -132,10 +132,19 @@ def exists(c: Compiler) -> Final:
 
 
 def time_of(c: Compiler) -> Final:
-    """Date of the first / last event."""
+    """Date of the first / last event. When the question asks when a device went in ("A-line insertion date?",
+    :data:`fhirqa.sql.reading.PLACEMENT`), the first of its rows whose name says insertion, when the window holds
+    any (else its first row)."""
+    from fhirqa.sql.reading import PLACEMENT, words
+
     got = c.scoped(f"{c.entity_label()} records")
     if not isinstance(got, Spec):
         return got
+    if PLACEMENT in c.pq.notes and got.names:
+        marks = words()["placement"]["names"]
+        inserted = tuple(n for n in got.names if any(m in n.lower() for m in marks))
+        if inserted and c.data.count(got.narrowed(names=inserted)):
+            got = got.narrowed(names=inserted)
     row = c.data.at(got, 0 if c.pq.position == "first" else -1)
     if row is None:
         return final([], f"No dated {c.pq.entity} records.", status="no-data")
@@ -542,9 +551,9 @@ def demographic(c: Compiler) -> Final:
                      "Yes: no death is recorded.")
     if kind == "is_deceased":
         return final([person.deceased], f"Yes: died on {day(person.deceased_time)}." if person.deceased else "No death is recorded.")
-    if kind == "deceased":
+    if kind == "deceased":  # the date of death: none recorded is no date (a living patient), as on the FHIR path
         if not person.deceased:
-            return final([False], "No death is recorded.")
+            return final([], "No death is recorded.", status="no-data")
         when = person.deceased_time.isoformat() if person.deceased_time else True
         return final([when], f"Died on {day(person.deceased_time)}.")
     value = {"birth_date": person.birth_date.isoformat() if person.birth_date else None, "gender": person.gender,

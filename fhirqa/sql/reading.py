@@ -64,10 +64,52 @@ def read_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> 
     """The shared parser's reading of ``question``, adjusted for relational EHRs (see the module docstring)."""
     pq = parse_fresh(question, now.isoformat(), " ".join(names))  # the FHIR path's reading (context lead-ins too)
     _icu_stay(pq)
+    _placement(pq)
+    _bare_procedure(pq)
     _discharge_diagnoses(pq)
     _any_started(pq)
     _stay_for(pq)
     return pq
+
+
+PLACEMENT = "placement: when the device went in"  # a ParsedQuestion note read by offline_intents.time_of
+
+
+def _placement(pq: ParsedQuestion) -> None:
+    """"A-line insertion date?", "when was the PICC placed?": when a device went in: its first row (``placement``)."""
+    if pq.intent not in ("time_of", "value", "time_since") or not pq.entity:
+        return
+    asks = words()["placement"]["asks"]
+    entity = " ".join(tokens(pq.entity))
+    said = re.search(rf"\b(?:{_alternation(asks)})\b", " ".join(tokens(pq.text)))
+    if said is None:
+        return
+    left = re.sub(rf"\b(?:{_alternation(asks)})\b", " ", entity).split()
+    if not left:
+        return
+    pq.entity = " ".join(left)
+    pq.intent, pq.position = "time_of" if pq.intent == "value" else pq.intent, "first"
+    pq.notes.append(PLACEMENT)
+
+
+def _bare_procedure(pq: ParsedQuestion) -> None:
+    """"trialysis catheter last admit?": a procedure or device the lexicon names, with a window and no value asked, is
+    a yes/no about the window (``bare_procedure``)."""
+    if pq.intent != "value" or not pq.entity or pq.window is None or pq.lexicon_views[:1] != ["procedure"]:
+        return
+    single = words()["last_words"] + words()["first_words"]
+    text = " ".join(tokens(pq.text))
+    if re.search(rf"\b(?:{_alternation(single)})\b", _without_window(text, pq)):
+        return
+    pq.intent = "exists"
+
+
+def _without_window(text: str, pq: ParsedQuestion) -> str:
+    """The question without its window's words ("last admit" says which stay, not which row)."""
+    label = " ".join(tokens(pq.window.label)) if pq.window else ""
+    text = text.replace(label, " ") if label else text
+    stay = words()["icu_stay"]["stay_words"] + ["hospitalization", "hospitalisation", "hospital stay"]
+    return re.sub(rf"\b(?:last|latest|most recent|first)\s+(?:{_alternation(stay)})\b", " ", text)
 
 
 def _discharge_diagnoses(pq: ParsedQuestion) -> None:

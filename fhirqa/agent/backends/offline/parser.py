@@ -930,7 +930,8 @@ def _demographic(text: str) -> str | None:
         return "birth_date"
     if re.search(r"\bgender\b|\bsex\b|\bmale or female\b", text):
         return "gender"
-    if re.search(r"\b(?:date of death|dod|when did .* die|deceased|dead|died|pass(?:ed)? away)\b|^(?:(?:has|is|did)\s+(?:\S+\s+)?)?expired$", text):
+    if re.search(r"\b(?:date of death|dod|when did .* die|deceased|dead|died|pass(?:ed)? away)\b|^(?:(?:has|is|did)\s+(?:\S+\s+)?)?expired$|"
+                 r"^did (?:he|she|they|(?:the )?(?:patient|pt)) (?:ever )?die\b", text):
         return "deceased"
     if re.search(r"\bwhat(?:'s| is)\b.*\bname\b|\bfull name\b|\bwho is (?:the|this) patient\b", text):
         return "name"
