@@ -152,6 +152,9 @@ def time_of(c: Compiler) -> Final:
         row = charted_in_stay(c, got, row)
     c.data.cite(row, "time")
     word = "first" if c.pq.position == "first" else "last"
+    if got.view == "encounter" and c.pq.encounter_class and not c.pq.entity:  # a stay is named by its class, then its type
+        return final([row["time"].isoformat()], f"The {word} {c.class_label()} encounter ({row.get('name')}) began on "
+                     f"{day(row['time'])}.")
     return final([row["time"].isoformat()], f"The {word} {row.get('name')} was on {day(row['time'])}.")
 
 

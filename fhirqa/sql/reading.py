@@ -64,12 +64,28 @@ def read_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> 
     """The shared parser's reading of ``question``, adjusted for relational EHRs (see the module docstring)."""
     pq = parse_fresh(question, now.isoformat(), " ".join(names))  # the FHIR path's reading (context lead-ins too)
     _icu_stay(pq)
+    _arrival(pq)
     _placement(pq)
     _bare_procedure(pq)
     _discharge_diagnoses(pq)
     _any_started(pq)
     _stay_for(pq)
     return pq
+
+
+def _arrival(pq: ParsedQuestion) -> None:
+    """"when did he come in?", "adm date this admission?": the start of the hospital stay (``arrival``)."""
+    if pq.intent != "time_of" or pq.encounter_class or not pq.entity:
+        return
+    spec = words()["arrival"]
+    text = " ".join(tokens(pq.text))
+    said = re.search(rf"\b(?:{_alternation(spec['phrases'])})\b", text)
+    allowed = {w for p in spec["phrases"] + spec["abbreviations"] for w in tokens(p)}
+    entity = tokens(pq.entity)
+    if any(w not in allowed for w in entity) or not (said or set(entity) & set(spec["abbreviations"])):
+        return
+    pq.entity, pq.encounter_class = "", "IMP"
+    pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
 
 
 PLACEMENT = "placement: when the device went in"  # a ParsedQuestion note read by offline_intents.time_of
