@@ -341,19 +341,27 @@ def _omop_icu(schema: Schema, d: Dialect) -> Branch | None:
     end = lambda a: d.ts(b.first(b.col("visit_detail_end_datetime", a), b.col("visit_detail_end_date", a)))  # noqa: E731
     hours = builtin("omop_cdm")["icu_concepts"].get("contiguous_hours", 1)
     key, person = schema.row_key("visit_detail"), schema.patient_key("visit_detail") or "person_id"
-    same = lambda a: f"{a}.{person} = x.{person} AND {is_icu(a)}"  # noqa: E731
-    earlier = f"({start('y')} < {start('x')}" + (f" OR ({start('y')} = {start('x')} AND y.{key} < x.{key}))" if key else ")")
-    b.where.append(is_icu("x"))
-    b.where.append(f"NOT EXISTS (SELECT 1 FROM visit_detail AS y WHERE {same('y')} AND {earlier} "
-                   f"AND {end('y')} >= {d.shift(start('x'), -hours)})")
-    last_end = (f"(SELECT max({end('z')}) FROM visit_detail AS z WHERE {same('z')} AND {start('z')} >= {start('x')} "
-                f"AND {end('z')} <= (SELECT min({end('e')}) FROM visit_detail AS e WHERE {same('e')} "
-                f"AND {start('e')} >= {start('x')} AND NOT EXISTS (SELECT 1 FROM visit_detail AS w WHERE {same('w')} "
-                f"AND {start('w')} > {start('e')} AND {start('w')} <= {d.shift(end('e'), hours)})))")
+    last_end = end("x")
+    if key:
+        # gaps and islands: an ICU row opens a stay unless an earlier ICU row ended within the hours before it; the
+        # stay ends with the last end of its rows
+        earlier_end = (f"max({end('v')}) OVER (PARTITION BY v.{person} ORDER BY {start('v')}, v.{key} "
+                       "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)")
+        rows = (f"SELECT v.{key} AS k, v.{person} AS p, {start('v')} AS s, {end('v')} AS e, "
+                f"CASE WHEN {earlier_end} >= {d.shift(start('v'), -hours)} THEN 0 ELSE 1 END AS opens "
+                f"FROM visit_detail AS v WHERE {is_icu('v')}")
+        grouped = (f"SELECT k, p, e, opens, sum(opens) OVER (PARTITION BY p ORDER BY s, k ROWS BETWEEN UNBOUNDED "
+                   f"PRECEDING AND CURRENT ROW) AS stay FROM ({rows}) AS t")
+        runs = f"SELECT k, opens, max(e) OVER (PARTITION BY p, stay) AS stay_end FROM ({grouped}) AS g"
+        b.joins.append(f"LEFT JOIN ({runs}) AS icu_run ON icu_run.k = x.{key}")
+        b.where.append("icu_run.opens = 1")
+        last_end = "icu_run.stay_end"
+    else:
+        b.where.append(is_icu("x"))
     named = [e for e in (f"{cs}.care_site_name" if cs else "NULL", f"{s}.concept_name" if s else "NULL") if e != "NULL"]
     b.values.update(name=b.first(*named, f"{c}.concept_name" if c else "NULL", b.col("visit_detail_source_value")),
                     time=b.first(b.col("visit_detail_start_datetime"), b.col("visit_detail_start_date")),
-                    end_time=f"coalesce({last_end}, {end('x')})",
+                    end_time=last_end,
                     encounter_id=b.col("visit_occurrence_id"),
                     name_col=b.lit("care_site.care_site_name" if cs else "visit_detail.visit_detail_concept_id"),
                     time_col=b.lit("visit_detail.visit_detail_start_datetime"),
@@ -529,5 +537,5 @@ def domain_tables(schema: Schema, view: str) -> list[str]:
     if reader is None:
         return []
     branches = reader(schema, d, view)
-    joined = [j.split()[2] for b in branches for j in b.joins]
+    joined = [j.split()[2] for b in branches for j in b.joins if not j.split()[2].startswith("(")]
     return list(dict.fromkeys([b.table for b in branches] + joined))
