@@ -193,6 +193,13 @@ def _icu_stay(pq: ParsedQuestion) -> None:
     pq.entity = _without(pq.entity, set(tokens(match.group(0))))
     if "unit" in tokens(match.group(0)):
         pq.unit_asked = False  # "in the unit", "intensive care unit": a place, not a unit of measure asked for
+    subject = words()["icu_stay"]["subject"]
+    if pq.entity and not set(tokens(pq.entity)) - set(subject["verbs"]):
+        pq.entity = ""  # "when was he transferred to the ICU?": how he got there names no item
+    if _asks_length(pq, subject["length"]):
+        pq.entity, pq.intent, pq.stay_event, pq.encounter_class = "", "stay_length", "length", ICU_CLASS
+        pq.time_unit = pq.time_unit if pq.time_unit in ("days", "hours", "weeks") else "days"
+        return
     if not pq.entity and pq.intent in ("count", "exists", "time_of", "time_since", "value", "list_items", "active_check"):
         _icu_subject(pq)
         return
@@ -203,13 +210,28 @@ def _icu_stay(pq: ParsedQuestion) -> None:
         pq.views = [v for v in pq.views if v != "encounter"] + ["encounter"]
 
 
+def _asks_length(pq: ParsedQuestion, length_words: list[str]) -> bool:
+    """Whether an ICU question asks the stay's length ("how long was he in the ICU?", "ICU LOS?"): a length phrase of
+    ``stay_events`` and nothing but length words left in the item phrase."""
+    from fhirqa.agent.backends.offline.parser import _stay_patterns
+
+    left = set(tokens(pq.entity))
+    if left - set(length_words):
+        return False
+    text = " ".join(pq.text.lower().split())
+    return pq.stay_event == "length" or bool(left & {"los", "length", "duration"}) or any(
+        event == "length" and pattern.search(text) for event, pattern in _stay_patterns())
+
+
 def _icu_subject(pq: ParsedQuestion) -> None:
     """The ICU stays themselves are asked about (``icu_stay.subject``): counted, dated, named ("which ICU …?"), open
     now ("is she in the unit now?": ``active_check``) or had at all ("ICU during the last stay?": ``exists``)."""
     subject = words()["icu_stay"]["subject"]
     text = " ".join(tokens(pq.text))
     says = lambda key: re.search(rf"\b(?:{_alternation(subject[key])})\b", text) is not None  # noqa: E731
-    if pq.intent == "active_check" or (pq.intent in ("value", "exists", "list_items") and says("now")):
+    present = re.match(rf"^(?:{_alternation(subject['present_openings'])})\b", text) is not None
+    placed = pq.window is not None and (pq.window.anchor or pq.window.start is not None)  # "is she in the ICU this stay?"
+    if pq.intent == "active_check" or (pq.intent in ("value", "exists", "list_items") and (says("now") or (present and not placed))):
         pq.intent = "active_check"
     elif pq.intent in ("value", "list_items") and not says("which"):
         pq.intent = "exists"

@@ -62,16 +62,19 @@ def _in_window(c: Compiler, rows: list[dict[str, Any]], field: str) -> list[dict
 
 def stay_event(c: Compiler) -> Final:
     """Answer a question about a stay's discharge, length or day number (see the module docstring)."""
+    from fhirqa.sql.reading import ICU_CLASS
+
     pq, data = c.pq, c.data
     discharge = pq.stay_event == "discharge"
     field = "end_time" if discharge else "time"
-    rows = stays(data)
+    icu = pq.encounter_class == ICU_CLASS  # "how long was he in the ICU?", "ICU LOS?": the ICU stays'
+    rows = data.select(Spec("icu_stay"), order="r.time ASC, r.row_id ASC", extra="r.time IS NOT NULL") if icu else stays(data)
     if discharge:  # ended by now: an open stay has no discharge yet
         rows = sorted((r for r in rows if r.get("end_time") is not None and r["end_time"] <= data.now),
                       key=lambda r: (r["end_time"], r["time"]))
     rows = _in_window(c, rows, field)
     window = f" {pq.window.label}" if pq.window and not pq.window.anchor else ""
-    what = "discharges" if discharge else "inpatient stays"
+    what = "discharges" if discharge else "ICU stays" if icu else "inpatient stays"
     if pq.intent == "count":
         for row in rows:
             data.cite(row, "time")
@@ -113,5 +116,9 @@ def stay_event(c: Compiler) -> Final:
     unit = pq.time_unit or "days"
     length = elapsed(row["time"].date(), until.date(), unit)
     said = "so far (still admitted)" if ongoing else f"to discharge on {day(row['end_time'])}"
+    if icu:
+        said = "so far (still there)" if ongoing else f"to {day(row['end_time'])}"
+        return final([length], f"Length of the {word} ICU stay: {fmt(length)} {unit}, from {day(row['time'])} {said} "
+                     f"({name}).", unit=unit)
     return final([length], f"Length of the {word} stay: {fmt(length)} {unit}, from admission on {day(row['time'])} "
                  f"{said} ({name}).", unit=unit)

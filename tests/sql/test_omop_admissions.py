@@ -130,7 +130,16 @@ def test_icu_stays_are_icu_transfers_and_a_bed_move_inside_the_icu_is_one_stay(o
     first_in_last = min((d for d in ICU_ROWS if d[6] == LAST[0]), key=lambda d: d[3])
     assert ask(omop, "when did she go to the ICU last admission?").answer[0][:10] == first_in_last[3][:10]
     assert ask(omop, "is she in the unit now?", DURING).answer == [True]  # "the unit" is the ICU
+    assert ask(omop, "is she in the ICU?", DURING).answer == [True]  # the present tense asks about now
     assert ask(omop, "is she in the ICU right now?").answer == [False]
+    assert ask(omop, "when was she transferred to the ICU?").answer[0][:10] == first_in_last[3][:10]
+
+
+def test_the_length_of_an_icu_stay_runs_over_its_bed_moves(omop):
+    micu = [d for d in ICU_ROWS if d[6] == LAST[0]]
+    days = (_t(max(d[4] for d in micu)).date() - _t(min(d[3] for d in micu)).date()).days
+    assert ask(omop, "how long was she in the ICU?").answer == [days] == [3]
+    assert ask(omop, "ICU LOS?").answer == [days]
 
 
 def test_a_drugs_route_and_the_antibiotics_of_the_stay(omop):
