@@ -32,6 +32,7 @@ SYSTEMS = {
     "drug_class": "http://www.nlm.nih.gov/research/umls/rxnorm",
     "lab_class": "http://loinc.org",
     "conditions": "http://snomed.info/sct",
+    "condition_class": "http://snomed.info/sct",
     "encounters": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
     "immunizations": "http://hl7.org/fhir/sid/cvx",
     "vaccine_class": "http://hl7.org/fhir/sid/cvx",
@@ -39,7 +40,7 @@ SYSTEMS = {
     "procedure_class": "http://snomed.info/sct",
 }
 VIEWS = {"abbreviations": "observation", "lab_class": "observation", "drugs": "medication", "drug_class": "medication",
-         "conditions": "condition", "encounters": "encounter", "immunizations": "immunization",
+         "conditions": "condition", "condition_class": "condition", "encounters": "encounter", "immunizations": "immunization",
          "vaccine_class": "immunization", "procedures": "procedure", "procedure_class": "procedure"}  # fmt: skip
 MAX_WORDS = 6  # longest alias, in words, looked for inside a phrase
 
@@ -234,6 +235,10 @@ class Lexicon:
             detail = {"icd": IcdFamilies.of(entry["icd"])} if entry.get("icd") else {}
             for alias in [entry["term"], *entry["aliases"]]:
                 self._add(alias, self._expansion(entry["term"], codes, "conditions", alias, detail))
+                # A kind of finding charted under many names ("rhythm": sinus rhythm, sinus tachycardia, atrial
+                # fibrillation …): each member is one more reading, unioned by the resolver like a drug class.
+                for member in entry.get("members", []):
+                    self._add(alias, self._expansion(member, (), "condition_class", alias, {"group": entry["term"]}))
         for entry in self.data["procedures"]["entries"]:
             codes = tuple(c["code"] for c in entry.get("codes", []))
             for alias in [entry["term"], *entry["aliases"]]:

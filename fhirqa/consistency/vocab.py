@@ -296,7 +296,9 @@ def base_gazetteer(lexicon_folder: str | None = None) -> Gazetteer:
             g.add(alias, Term("medication", "", _case_rule(alias, listed)))
     for name, category in (("conditions", "condition"), ("procedures", "procedure"), ("immunizations", "immunization")):
         for entry in lex.data[name]["entries"]:
-            if entry["term"] in _SKIP_TERMS:
+            if entry["term"] in _SKIP_TERMS or (name == "conditions" and entry.get("members")):
+                # a kind of finding ("rhythm": sinus rhythm, atrial fibrillation …) is a heading in a note
+                # ("Rhythm: sinus"), not a finding it claims; its members are named findings of their own
                 continue
             for alias in [entry["term"], *entry["aliases"]]:
                 g.add(alias, Term(category, "", _case_rule(alias, listed)))

@@ -10,7 +10,9 @@ its tables read as the canonical views (``observation``, ``medication``, ``condi
 components) · ``value_col`` · ``time_col`` · ``name_col`` (the source columns, for evidence) · ``encounter_id``
 (the hospital stay a row belongs to: MIMIC ``hadm_id``, OMOP ``visit_occurrence_id``) · ``rank`` (a diagnosis's
 place in its stay: MIMIC ``seq_num``; OMOP 1 for a primary condition) · ``arrival`` (when a hospital stay began for
-the patient: MIMIC ``edregtime`` when the stay came through the ED before ``admittime``)
+the patient: MIMIC ``edregtime`` when the stay came through the ED before ``admittime``) · ``end_col`` (the source
+column of ``end_time``, for evidence of a discharge) · ``route`` (how a drug is given: OMOP ``route_source_value``,
+else its concept's name; MIMIC ``prescriptions.route``) and ``route_col`` (its source column)
 
 Besides the FHIR views, ``icu_stay`` reads the ICU stays (MIMIC ``icustays``; OMOP ``visit_detail`` of an ICU
 concept), the window of "during the ICU stay".
@@ -25,13 +27,15 @@ NULL, so a trimmed or older schema still works.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fhirqa.sql.schema import Schema, builtin
 
 COLUMNS = ("tbl", "row_id", "name", "code", "source_code", "value", "value_text", "unit", "time", "end_time", "kind",
            "status", "class_code", "alt_class", "sig", "quantity", "days_supply", "dose", "dose_unit", "category",
-           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank", "arrival", "reason")
+           "parent_name", "value_col", "time_col", "name_col", "encounter_id", "rank", "arrival", "reason", "end_col", "route",
+           "route_col")
 _NUMERIC = {"row_id", "value", "quantity", "days_supply", "dose", "encounter_id", "rank"}
 _TIMES = {"time", "end_time", "arrival"}
 VIEWS = ("observation", "medication", "condition", "procedure", "immunization", "encounter", "allergy")
@@ -59,6 +63,12 @@ class Dialect:
         if self.name == "sqlite":
             return f"CASE WHEN trim({expr}) GLOB '[0-9]*' AND trim({expr}) NOT GLOB '*[^0-9.]*' THEN CAST({expr} AS REAL) END"
         return f"CASE WHEN CAST({expr} AS TEXT) ~ '^-?[0-9]+(\\.[0-9]+)?$' THEN CAST(CAST({expr} AS TEXT) AS DOUBLE PRECISION) END"
+
+    def shift(self, expr: str, hours: float) -> str:
+        """The timestamp ``expr`` moved by ``hours``."""
+        if self.name == "sqlite":
+            return f"datetime({expr}, '{hours:+g} hours')"
+        return f"({expr} + INTERVAL '{hours:g} hours')" if self.name == "postgres" else f"({expr} + INTERVAL ({hours:g}) HOUR)"
 
     def text(self, expr: str) -> str:
         """``expr`` as text."""
@@ -114,7 +124,7 @@ class Branch:
             expr = values.get(column, "NULL")
             if column in _TIMES and expr != "NULL":
                 expr = self.d.ts(expr)
-            elif column in ("code", "source_code", "name", "value_text", "parent_name") and expr != "NULL":
+            elif column in ("code", "source_code", "name", "value_text", "parent_name", "route") and expr != "NULL":
                 expr = self.d.text(expr)
             parts.append(f"{expr if expr != 'NULL' else self.d.null(column)} AS {column}")
         where = f" WHERE {' AND '.join(self.where)}" if self.where else ""
@@ -134,7 +144,10 @@ def _omop_named(b: Branch, prefix: str, source_value: str) -> None:
     standard concept's, else the source value."""
     c = _concept(b, f"{prefix}_concept_id", "c")
     s = _concept(b, f"{prefix}_source_concept_id", "sc")
-    b.values["name"] = b.first(f"{s}.concept_name" if s else "NULL", f"{c}.concept_name" if c else "NULL", b.col(source_value))
+    # a source value read as the name is trimmed (MIMIC-IV's OMOP CSVs pad ICD codes: 'E785   ')
+    raw = b.col(source_value)
+    b.values["name"] = b.first(f"{s}.concept_name" if s else "NULL", f"{c}.concept_name" if c else "NULL",
+                               f"trim({b.d.text(raw)})" if raw != "NULL" else "NULL")
     b.values["code"] = b.first(f"{c}.concept_code" if c else "NULL", f"{s}.concept_code" if s else "NULL")
     b.values["source_code"] = b.col(source_value)
     b.values["name_col"] = b.lit(f"{b.table}.{prefix}_concept_id")
@@ -209,6 +222,11 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
                         value_col=f"CASE WHEN {kind} = 'administration' THEN 'drug_exposure.quantity' "
                                   "ELSE 'drug_exposure.drug_concept_id' END",
                         time_col=b.lit("drug_exposure.drug_exposure_start_datetime"))
+        r = _concept(b, "route_concept_id", "rc")
+        route = b.first(b.col("route_source_value"), f"{r}.concept_name" if r else "NULL")
+        if route != "NULL":
+            b.values.update(route=route, route_col=b.lit("drug_exposure.route_source_value" if b.col("route_source_value") != "NULL"
+                                                         else "drug_exposure.route_concept_id"))
         b.where.append(_vaccine(b) if view == "immunization" else f"NOT coalesce({_vaccine(b)}, 1 = 0)")
         if b.col("stop_reason") != "NULL":
             # an administration recorded as not given ('not-done') is no administration, as on the FHIR path
@@ -223,7 +241,7 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         b.values.update(time=b.first(b.col("condition_start_datetime"), b.col("condition_start_date")),
                         end_time=b.first(b.col("condition_end_datetime"), b.col("condition_end_date")),
                         status=b.col("condition_status_source_value"), time_col=b.lit("condition_occurrence.condition_start_datetime"),
-                        encounter_id=b.col("visit_occurrence_id"), rank=_omop_primary(b))
+                        encounter_id=b.col("visit_occurrence_id"), rank=_omop_primary(b), category=_omop_diagnosis(b))
         out.append(b)
     if view == "procedure" and "procedure_occurrence" in t:
         b = Branch(schema, d, "procedure_occurrence", "x")
@@ -235,19 +253,19 @@ def _omop(schema: Schema, d: Dialect, view: str) -> list[Branch]:
     if view == "encounter" and "visit_occurrence" in t:
         out.append(_omop_visit(schema, d))
     if view == "icu_stay" and "visit_detail" in t:
-        b = Branch(schema, d, "visit_detail", "x")
-        concept = b.col("visit_detail_concept_id")
-        if concept != "NULL":
-            c = _concept(b, "visit_detail_concept_id", "c")
-            ids = ", ".join(str(i) for i in builtin("omop_cdm")["icu_concepts"]["ids"])
-            b.values.update(name=b.first(f"{c}.concept_name" if c else "NULL", b.col("visit_detail_source_value")),
-                            time=b.first(b.col("visit_detail_start_datetime"), b.col("visit_detail_start_date")),
-                            end_time=b.first(b.col("visit_detail_end_datetime"), b.col("visit_detail_end_date")),
-                            encounter_id=b.col("visit_occurrence_id"), name_col=b.lit("visit_detail.visit_detail_concept_id"),
-                            time_col=b.lit("visit_detail.visit_detail_start_datetime"))
-            b.where.append(f"{concept} IN ({ids})")
-            out.append(b)
+        icu = _omop_icu(schema, d)
+        if icu is not None:
+            out.append(icu)
     return out
+
+
+def _omop_diagnosis(b: Branch) -> str:
+    """'encounter-diagnosis' for a condition recorded as a diagnosis of its visit (``diagnosis_types``), else NULL."""
+    column = b.col("condition_type_concept_id")
+    if column == "NULL":
+        return "NULL"
+    ids = ", ".join(str(i) for i in builtin("omop_cdm")["diagnosis_types"]["ids"])
+    return f"CASE WHEN {column} IN ({ids}) THEN 'encounter-diagnosis' END"
 
 
 def _omop_primary(b: Branch) -> str:
@@ -267,18 +285,125 @@ def _omop_visit(schema: Schema, d: Dialect) -> Branch:
     names = " ".join(f"WHEN {k} THEN {b.lit(v[0])}" for k, v in visits.items())
     classes = " ".join(f"WHEN {k} THEN {b.lit(v[1])}" for k, v in visits.items())
     # a combined visit ("Emergency Room and Inpatient Visit") is of both classes: its second class from the data file
-    alts = " ".join(f"WHEN {k} THEN {b.lit(v[2])}" for k, v in visits.items() if len(v) > 2)
+    alts = " ".join(f"WHEN {concept_id} = {k} THEN {b.lit(v[2])}" for k, v in visits.items() if len(v) > 2)
+    # a visit of another class that records where the patient was admitted from is a hospital stay too (MIMIC-IV's
+    # OMOP codes admissions by admission type: an "Emergency Room Visit" of 8 days with ward transfers)
+    admitted = _admitted(b)
+    inpatient = ", ".join(k for k, v in visits.items() if v[1] == "IMP")
+    if admitted and concept_id != "NULL":
+        alts += f" WHEN {concept_id} NOT IN ({inpatient}) AND ({admitted}) THEN 'IMP'"
     builtin_name = f"CASE {concept_id} {names} END" if concept_id != "NULL" else "NULL"
     b.values.update(name=b.first(f"{s}.concept_name" if s else "NULL", f"{c}.concept_name" if c else "NULL", builtin_name),
                     code=b.first(f"{s}.concept_code" if s else "NULL", b.col("visit_source_value")),
                     source_code=b.col("visit_source_value"),
                     class_code=f"CASE {concept_id} {classes} END" if concept_id != "NULL" else "NULL",
-                    alt_class=f"CASE {concept_id} {alts} END" if concept_id != "NULL" and alts else "NULL",
+                    alt_class=f"CASE {alts} END" if concept_id != "NULL" and alts else "NULL",
                     time=b.first(b.col("visit_start_datetime"), b.col("visit_start_date")),
                     end_time=b.first(b.col("visit_end_datetime"), b.col("visit_end_date")),
                     name_col=b.lit("visit_occurrence.visit_concept_id"), time_col=b.lit("visit_occurrence.visit_start_datetime"),
-                    encounter_id=b.col("visit_occurrence_id"))
+                    end_col=b.lit("visit_occurrence.visit_end_datetime"), encounter_id=b.col("visit_occurrence_id"))
     return b
+
+
+def _admitted(b: Branch) -> str:
+    """SQL true when the visit records where the patient was admitted from (``admission_sources`` of
+    ``data/omop_cdm.json``), '' when the table has none of those columns."""
+    marks = []
+    for column in builtin("omop_cdm")["admission_sources"]["columns"]:
+        expr = b.col(column)
+        if expr == "NULL":
+            continue
+        if column.endswith("_concept_id"):
+            marks.append(f"coalesce({expr}, 0) <> 0")
+        else:
+            marks.append(f"coalesce(trim({b.d.text(expr)}), '') <> ''")
+    return " OR ".join(marks)
+
+
+def _omop_icu(schema: Schema, d: Dialect) -> Branch | None:
+    """ICU stays: ``visit_detail`` rows of an ICU concept (``icu_concepts``), or whose care site or source concept
+    names an ICU (the ``units`` words of ``sql_reading.json``); named by the care site ("Medical Intensive Care Unit
+    (MICU)"), else the source concept, the concept, the source value.
+
+    Transfers inside the ICU are one ICU stay (as MIMIC's ICUSTAYS counts them): an ICU row that begins within
+    ``icu_concepts.contiguous_hours`` of the end of another is part of that stay, so the stay is read from its first row
+    (its start and unit) to the end of its last."""
+    b = Branch(schema, d, "visit_detail", "x")
+    is_icu = _icu_test(schema, d)
+    if is_icu is None:
+        return None
+    c = _concept(b, "visit_detail_concept_id", "c")
+    s = _concept(b, "visit_detail_source_concept_id", "sc")
+    site = b.col("care_site_id")
+    cs = "cs" if site != "NULL" and "care_site" in schema.tables and schema.tables["care_site"].has("care_site_name") \
+        and b.join("care_site", "cs", f"cs.care_site_id = {site}") else ""
+    start = lambda a: d.ts(b.first(b.col("visit_detail_start_datetime", a), b.col("visit_detail_start_date", a)))  # noqa: E731
+    end = lambda a: d.ts(b.first(b.col("visit_detail_end_datetime", a), b.col("visit_detail_end_date", a)))  # noqa: E731
+    hours = builtin("omop_cdm")["icu_concepts"].get("contiguous_hours", 1)
+    key, person = schema.row_key("visit_detail"), schema.patient_key("visit_detail") or "person_id"
+    last_end = end("x")
+    if key:
+        # gaps and islands: an ICU row opens a stay unless an earlier ICU row ended within the hours before it; the
+        # stay ends with the last end of its rows
+        earlier_end = (f"max({end('v')}) OVER (PARTITION BY v.{person} ORDER BY {start('v')}, v.{key} "
+                       "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)")
+        rows = (f"SELECT v.{key} AS k, v.{person} AS p, {start('v')} AS s, {end('v')} AS e, "
+                f"CASE WHEN {earlier_end} >= {d.shift(start('v'), -hours)} THEN 0 ELSE 1 END AS opens "
+                f"FROM visit_detail AS v WHERE {is_icu('v')}")
+        grouped = (f"SELECT k, p, e, opens, sum(opens) OVER (PARTITION BY p ORDER BY s, k ROWS BETWEEN UNBOUNDED "
+                   f"PRECEDING AND CURRENT ROW) AS stay FROM ({rows}) AS t")
+        runs = f"SELECT k, opens, max(e) OVER (PARTITION BY p, stay) AS stay_end FROM ({grouped}) AS g"
+        b.joins.append(f"LEFT JOIN ({runs}) AS icu_run ON icu_run.k = x.{key}")
+        b.where.append("icu_run.opens = 1")
+        last_end = "icu_run.stay_end"
+    else:
+        b.where.append(is_icu("x"))
+    named = [e for e in (f"{cs}.care_site_name" if cs else "NULL", f"{s}.concept_name" if s else "NULL") if e != "NULL"]
+    b.values.update(name=b.first(*named, f"{c}.concept_name" if c else "NULL", b.col("visit_detail_source_value")),
+                    time=b.first(b.col("visit_detail_start_datetime"), b.col("visit_detail_start_date")),
+                    end_time=last_end,
+                    encounter_id=b.col("visit_occurrence_id"),
+                    name_col=b.lit("care_site.care_site_name" if cs else "visit_detail.visit_detail_concept_id"),
+                    time_col=b.lit("visit_detail.visit_detail_start_datetime"),
+                    end_col=b.lit("visit_detail.visit_detail_end_datetime"))
+    return b
+
+
+def _icu_test(schema: Schema, d: Dialect) -> Callable[[str], str] | None:
+    """SQL test that the ``visit_detail`` row of an alias is an ICU stay (its concept, its care site's name, its source
+    concept's name), or None when the table has nothing to tell it by."""
+    from fhirqa.sql.reading import words
+
+    table = schema.tables["visit_detail"]
+    units = words()["icu_stay"]["units"]
+    has_site = table.has("care_site_id") and "care_site" in schema.tables and schema.tables["care_site"].has("care_site_name")
+    has_source = table.has("visit_detail_source_concept_id") and "concept" in schema.tables
+    if not table.has("visit_detail_concept_id") and not has_site and not has_source:
+        return None
+    ids = ", ".join(str(i) for i in builtin("omop_cdm")["icu_concepts"]["ids"])
+
+    def test(a: str) -> str:
+        parts = [f"{a}.visit_detail_concept_id IN ({ids})"] if table.has("visit_detail_concept_id") else []
+        if has_site:
+            site = f"(SELECT cs_.care_site_name FROM care_site AS cs_ WHERE cs_.care_site_id = {a}.care_site_id)"
+            parts.extend(_names_a_unit(d, site, units))
+        if has_source:
+            source = (f"(SELECT k_.concept_name FROM concept AS k_ WHERE k_.concept_id = {a}.visit_detail_source_concept_id "
+                      f"AND {a}.visit_detail_source_concept_id <> 0)")
+            parts.extend(_names_a_unit(d, source, units))
+        return "(" + " OR ".join(parts) + ")"
+
+    return test
+
+
+def _names_a_unit(d: Dialect, expr: str, units: list[str]) -> list[str]:
+    """SQL tests that the name ``expr`` holds one of ``units`` as whole words ("Trauma SICU (TSICU)" holds "sicu";
+    "Occupational Health" does not hold "ccu"): the name lower-cased, its punctuation made spaces, padded."""
+    padded = f"lower({d.text(expr)})"
+    for mark in "()/-,.":
+        padded = f"replace({padded}, '{mark}', ' ')"
+    padded = f"(' ' || {padded} || ' ')"
+    return [f"{padded} LIKE '% {unit} %'" for unit in units]
 
 
 def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
@@ -308,7 +433,8 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
                             source_code=b.col("formulary_drug_cd"), time=b.col("startdate"), end_time=b.col("enddate"),
                             kind="'request'", dose=d.num(b.col("dose_val_rx")) if b.col("dose_val_rx") != "NULL" else "NULL",
                             dose_unit=b.col("dose_unit_rx"), value_col=b.lit("prescriptions.dose_val_rx"),
-                            time_col=b.lit("prescriptions.startdate"), name_col=b.lit("prescriptions.drug"))
+                            time_col=b.lit("prescriptions.startdate"), name_col=b.lit("prescriptions.drug"),
+                            route=b.col("route"), route_col=b.lit("prescriptions.route") if b.col("route") != "NULL" else "NULL")
             out.append(b)
         for table, time_column, end_column in (("inputevents_cv", "charttime", None), ("inputevents_mv", "starttime", "endtime")):
             if table not in t:
@@ -352,7 +478,8 @@ def _mimic(schema: Schema, d: Dialect, view: str) -> list[Branch]:
         b.values.update(name=b.first(b.col("admission_type"), "'admission'"), code=b.col("admission_type"), class_code="'IMP'",
                         alt_class=f"CASE WHEN {' OR '.join(emer)} THEN 'EMER' END" if emer else "NULL",
                         time=b.col("admittime"), end_time=b.col("dischtime"), name_col=b.lit("admissions.admission_type"),
-                        time_col=b.lit("admissions.admittime"), status=b.col("discharge_location"), encounter_id=b.col("hadm_id"),
+                        time_col=b.lit("admissions.admittime"), end_col=b.lit("admissions.dischtime"),
+                        status=b.col("discharge_location"), encounter_id=b.col("hadm_id"),
                         reason=b.col("diagnosis"))  # the admitting diagnosis as written ("SEPSIS", "CHEST PAIN")
         if b.col("edregtime") != "NULL":
             # labs drawn in the ED before ADMITTIME belong to the stay ("K on admission" is often an ED draw)
@@ -410,5 +537,5 @@ def domain_tables(schema: Schema, view: str) -> list[str]:
     if reader is None:
         return []
     branches = reader(schema, d, view)
-    joined = [j.split()[2] for b in branches for j in b.joins]
+    joined = [j.split()[2] for b in branches for j in b.joins if not j.split()[2].startswith("(")]
     return list(dict.fromkeys([b.table for b in branches] + joined))

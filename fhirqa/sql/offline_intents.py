@@ -125,16 +125,26 @@ def exists(c: Compiler) -> Final:
         return c.ambiguous(located)
     row = data.at(c.window(located.spec), -1)
     if row is None:
-        return final([False], f"No {pq.entity} {pq.window.label if pq.window else ''}, although the record has it at other times.")
+        what = pq.entity or ("ICU stay" if pq.encounter_class == ICU_CLASS else f"{c.class_label()} encounter")
+        return final([False], f"No {what} {pq.window.label if pq.window else ''}, although the record has it at other times.")
     data.cite(row, "name")
     return final([True], f"Yes: {row.get('name')}, most recently on {day(row.get('time'))}.")
 
 
 def time_of(c: Compiler) -> Final:
-    """Date of the first / last event."""
+    """Date of the first / last event. When the question asks when a device went in ("A-line insertion date?",
+    :data:`fhirqa.sql.reading.PLACEMENT`), the first of its rows whose name says insertion, when the window holds
+    any (else its first row)."""
+    from fhirqa.sql.reading import PLACEMENT, words
+
     got = c.scoped(f"{c.entity_label()} records")
     if not isinstance(got, Spec):
         return got
+    if PLACEMENT in c.pq.notes and got.names:
+        marks = words()["placement"]["names"]
+        inserted = tuple(n for n in got.names if any(m in n.lower() for m in marks))
+        if inserted and c.data.count(got.narrowed(names=inserted)):
+            got = got.narrowed(names=inserted)
     row = c.data.at(got, 0 if c.pq.position == "first" else -1)
     if row is None:
         return final([], f"No dated {c.pq.entity} records.", status="no-data")
@@ -142,6 +152,9 @@ def time_of(c: Compiler) -> Final:
         row = charted_in_stay(c, got, row)
     c.data.cite(row, "time")
     word = "first" if c.pq.position == "first" else "last"
+    if got.view == "encounter" and c.pq.encounter_class and not c.pq.entity:  # a stay is named by its class, then its type
+        return final([row["time"].isoformat()], f"The {word} {c.class_label()} encounter ({row.get('name')}) began on "
+                     f"{day(row['time'])}.")
     return final([row["time"].isoformat()], f"The {word} {row.get('name')} was on {day(row['time'])}.")
 
 
@@ -343,8 +356,11 @@ def active_list(c: Compiler) -> Final:
 
 
 def active_check(c: Compiler) -> Final:
-    """Yes/no: is this condition or medication active now (or at the asked date)?"""
+    """Yes/no: is this condition or medication active now (or at the asked date)? With an encounter class and no
+    item ("is she in the ICU right now?"): is a stay of that class open at that time."""
     pq, data = c.pq, c.data
+    if pq.encounter_class and not pq.entity:
+        return _in_stay_now(c)
     view = {"medication": "medication", "allergy": "allergy"}.get(pq.list_kind or "", "condition")
     found = c.find([view], kind="request")
     if found is None:
@@ -365,6 +381,29 @@ def active_check(c: Compiler) -> Final:
     ended = row.get("end_time")
     return final([False], f"No: {row.get('name') or pq.entity} is not active (last recorded {day(row.get('time'))}"
                  f"{', ended ' + day(ended) if ended else ''}).")
+
+
+def _in_stay_now(c: Compiler) -> Final:
+    """Whether the patient is in an encounter of the question's class (an ICU stay: ``icu_stay``) at the asked time
+    (default: now): one begun by then and not ended before it; the stay (or the latest one) is cited."""
+    from fhirqa.sql.connect import time_param
+
+    pq, data = c.pq, c.data
+    at = pq.at_time or data.now
+    spec = Spec("icu_stay") if pq.encounter_class == ICU_CLASS else Spec("encounter", cls=pq.encounter_class)
+    what = "an ICU stay" if pq.encounter_class == ICU_CLASS else f"a {c.class_label()} encounter"
+    when = f"on {at.date()}" if pq.at_time else "now"
+    rows = data.select(spec, order="r.time DESC, r.row_id DESC", limit=1, params={"at": time_param(data.con, at)},
+                       extra="r.time IS NOT NULL AND r.time <= :at AND (r.end_time IS NULL OR r.end_time >= :at)")
+    if rows:
+        data.cite(rows[0], "time")
+        return final([True], f"Yes: in {what} {when} ({rows[0].get('name')}, since {day(rows[0]['time'])}).")
+    last = data.at(spec, -1)
+    if last is None:
+        return final([False], f"No: the record has no {c.class_label()} stays.")
+    data.cite(last, "time")
+    ended = f" to {day(last['end_time'])}" if last.get("end_time") else ""
+    return final([False], f"No: not in {what} {when}; the last was {last.get('name')} from {day(last['time'])}{ended}.")
 
 
 def list_items(c: Compiler) -> Final:
@@ -468,6 +507,10 @@ def encounter_diagnoses(c: Compiler, principal: bool, first: bool) -> Final:
     when = f"the {'first' if first else 'latest'} {c.class_label()} encounter ({day(stay['time'])})"
     rows = data.select(Spec("condition"), order="r.rank IS NULL, r.rank ASC, r.row_id ASC", extra="r.encounter_id = :stay",
                        params={"stay": stay["encounter_id"]})
+    # a stay whose rows include diagnoses recorded as such (billing, discharge: category 'encounter-diagnosis') beside
+    # others (rhythms charted during it) has those as its diagnoses
+    coded = [r for r in rows if r.get("category") == "encounter-diagnosis"]
+    rows = coded or rows
     if principal:
         rows = [r for r in rows if r.get("rank") is not None and float(r["rank"]) == 1]
         if not rows:
@@ -511,9 +554,9 @@ def demographic(c: Compiler) -> Final:
                      "Yes: no death is recorded.")
     if kind == "is_deceased":
         return final([person.deceased], f"Yes: died on {day(person.deceased_time)}." if person.deceased else "No death is recorded.")
-    if kind == "deceased":
+    if kind == "deceased":  # the date of death: none recorded is no date (a living patient), as on the FHIR path
         if not person.deceased:
-            return final([False], "No death is recorded.")
+            return final([], "No death is recorded.", status="no-data")
         when = person.deceased_time.isoformat() if person.deceased_time else True
         return final([when], f"Died on {day(person.deceased_time)}.")
     value = {"birth_date": person.birth_date.isoformat() if person.birth_date else None, "gender": person.gender,

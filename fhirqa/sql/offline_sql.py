@@ -474,6 +474,10 @@ def compile_and_answer(pq: ParsedQuestion, data: SqlPatient, person: Any = None)
     field = frames.stay_field_frame(pq, data, person)  # "reason for admission": the stay's own row, not a window
     if field is not None:
         return field
+    if pq.stay_event and not pq.entity:  # "LOS of the last admission?", "last d/c date?": the stay's own dates
+        from fhirqa.sql.stays import stay_event
+
+        return stay_event(compiler)
     if pq.window is not None and pq.window.anchor in STAY_ANCHORS and pq.intent not in ("age", "demographic"):
         stay = resolve_stay(data, pq.window)
         if stay is None:
@@ -517,6 +521,14 @@ def _answer_placed(compiler: Compiler, state: dict[str, Any] | None, data: SqlPa
         if named and not any((f := compiler.lookup(v, pq.entity)).count and not f.fuzzy for v in items):
             pq.encounter_class, pq.entity = named, ""
             pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
+    from fhirqa.sql import medication_fields
+
+    drug = medication_fields.route_asked(compiler)
+    if drug is not None:  # "route of the pantoprazole?": the latest order's route
+        return medication_fields.drug_route(compiler, drug)
+    members = medication_fields.class_in_window(compiler)  # "abx this admission?": the members ordered in the stay
+    if members is not None:
+        return members
     from fhirqa.sql.allergies import allergy_question
 
     if allergy_question(pq):  # "NKDA?", "allergic to PCN?": the allergy list, whichever words ask for it

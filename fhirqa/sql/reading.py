@@ -44,8 +44,11 @@ def _alternation(phrases: list[str]) -> str:
 @lru_cache(maxsize=1)
 def _icu_pattern() -> re.Pattern[str]:
     icu = words()["icu_stay"]
+    the_unit = icu["the_unit"]
     return re.compile(rf"\b(?:(?:{_alternation(icu['lead'])})\s+)?(?:(?:{_alternation(icu['determiners'])})\s+)?"
-                      rf"(?:{_alternation(icu['units'])})(?:\s+(?:{_alternation(icu['stay_words'])}))?\b")
+                      rf"(?:{_alternation(icu['units'])})(?:\s+(?:{_alternation(icu['stay_words'])}))?\b"
+                      rf"|\b(?:{_alternation(the_unit['leads'])})\s+the\s+(?:{_alternation(the_unit['words'])})"
+                      rf"(?:\s+(?:{_alternation(icu['stay_words'])}))?\b")
 
 
 def tokens(text: str) -> list[str]:
@@ -61,9 +64,79 @@ def read_question(question: str, now: datetime, names: tuple[str, ...] = ()) -> 
     """The shared parser's reading of ``question``, adjusted for relational EHRs (see the module docstring)."""
     pq = parse_fresh(question, now.isoformat(), " ".join(names))  # the FHIR path's reading (context lead-ins too)
     _icu_stay(pq)
+    _arrival(pq)
+    _placement(pq)
+    _bare_procedure(pq)
+    _discharge_diagnoses(pq)
     _any_started(pq)
     _stay_for(pq)
     return pq
+
+
+def _arrival(pq: ParsedQuestion) -> None:
+    """"when did he come in?", "adm date this admission?": the start of the hospital stay (``arrival``)."""
+    if pq.intent != "time_of" or pq.encounter_class or not pq.entity:
+        return
+    spec = words()["arrival"]
+    text = " ".join(tokens(pq.text))
+    said = re.search(rf"\b(?:{_alternation(spec['phrases'])})\b", text)
+    allowed = {w for p in spec["phrases"] + spec["abbreviations"] for w in tokens(p)}
+    entity = tokens(pq.entity)
+    if any(w not in allowed for w in entity) or not (said or set(entity) & set(spec["abbreviations"])):
+        return
+    pq.entity, pq.encounter_class = "", "IMP"
+    pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
+
+
+PLACEMENT = "placement: when the device went in"  # a ParsedQuestion note read by offline_intents.time_of
+
+
+def _placement(pq: ParsedQuestion) -> None:
+    """"A-line insertion date?", "when was the PICC placed?": when a device went in: its first row (``placement``)."""
+    if pq.intent not in ("time_of", "value", "time_since") or not pq.entity:
+        return
+    asks = words()["placement"]["asks"]
+    entity = " ".join(tokens(pq.entity))
+    said = re.search(rf"\b(?:{_alternation(asks)})\b", " ".join(tokens(pq.text)))
+    if said is None:
+        return
+    left = re.sub(rf"\b(?:{_alternation(asks)})\b", " ", entity).split()
+    if not left:
+        return
+    pq.entity = " ".join(left)
+    pq.intent, pq.position = "time_of" if pq.intent == "value" else pq.intent, "first"
+    pq.notes.append(PLACEMENT)
+
+
+def _bare_procedure(pq: ParsedQuestion) -> None:
+    """"trialysis catheter last admit?": a procedure or device the lexicon names, with a window and no value asked, is
+    a yes/no about the window (``bare_procedure``)."""
+    if pq.intent != "value" or not pq.entity or pq.window is None or pq.lexicon_views[:1] != ["procedure"]:
+        return
+    single = words()["last_words"] + words()["first_words"]
+    text = " ".join(tokens(pq.text))
+    if re.search(rf"\b(?:{_alternation(single)})\b", _without_window(text, pq)):
+        return
+    pq.intent = "exists"
+
+
+def _without_window(text: str, pq: ParsedQuestion) -> str:
+    """The question without its window's words ("last admit" says which stay, not which row)."""
+    label = " ".join(tokens(pq.window.label)) if pq.window else ""
+    text = text.replace(label, " ") if label else text
+    stay = words()["icu_stay"]["stay_words"] + ["hospitalization", "hospitalisation", "hospital stay"]
+    return re.sub(rf"\b(?:last|latest|most recent|first)\s+(?:{_alternation(stay)})\b", " ", text)
+
+
+def _discharge_diagnoses(pq: ParsedQuestion) -> None:
+    """"discharge diagnoses (last stay)?": the diagnoses of the latest stay (its coded conditions), not the date of its
+    discharge: a diagnosis word beside the discharge word names what is asked."""
+    if pq.stay_event != "discharge" or pq.entity:
+        return
+    dx = words()["diagnoses"]["words"]
+    if not re.search(rf"\b(?:{_alternation([w for w in dx if 'discharge' not in w])})\b", " ".join(tokens(pq.text))):
+        return
+    pq.stay_event, pq.intent, pq.encounter_class = None, "value", pq.encounter_class or "IMP"
 
 
 def _stay_for(pq: ParsedQuestion) -> None:
@@ -118,15 +191,52 @@ def _icu_stay(pq: ParsedQuestion) -> None:
     if match is None:
         return
     pq.entity = _without(pq.entity, set(tokens(match.group(0))))
-    if not pq.entity and pq.intent in ("count", "exists", "time_of", "time_since"):
-        pq.encounter_class = ICU_CLASS
-        pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
+    if "unit" in tokens(match.group(0)):
+        pq.unit_asked = False  # "in the unit", "intensive care unit": a place, not a unit of measure asked for
+    subject = words()["icu_stay"]["subject"]
+    if pq.entity and not set(tokens(pq.entity)) - set(subject["verbs"]):
+        pq.entity = ""  # "when was he transferred to the ICU?": how he got there names no item
+    if _asks_length(pq, subject["length"]):
+        pq.entity, pq.intent, pq.stay_event, pq.encounter_class = "", "stay_length", "length", ICU_CLASS
+        pq.time_unit = pq.time_unit if pq.time_unit in ("days", "hours", "weeks") else "days"
+        return
+    if not pq.entity and pq.intent in ("count", "exists", "time_of", "time_since", "value", "list_items", "active_check"):
+        _icu_subject(pq)
         return
     if pq.window is None or pq.window.anchor:
         pq.window = Window(None, None, "during the ICU stay", anchor=ICU_ANCHOR)
     if pq.entity and pq.encounter_class == "IMP":
         pq.encounter_class = None  # "stay" named the ICU stay (the window), not an admission to count or read
         pq.views = [v for v in pq.views if v != "encounter"] + ["encounter"]
+
+
+def _asks_length(pq: ParsedQuestion, length_words: list[str]) -> bool:
+    """Whether an ICU question asks the stay's length ("how long was he in the ICU?", "ICU LOS?"): a length phrase of
+    ``stay_events`` and nothing but length words left in the item phrase."""
+    from fhirqa.agent.backends.offline.parser import _stay_patterns
+
+    left = set(tokens(pq.entity))
+    if left - set(length_words):
+        return False
+    text = " ".join(pq.text.lower().split())
+    return pq.stay_event == "length" or bool(left & {"los", "length", "duration"}) or any(
+        event == "length" and pattern.search(text) for event, pattern in _stay_patterns())
+
+
+def _icu_subject(pq: ParsedQuestion) -> None:
+    """The ICU stays themselves are asked about (``icu_stay.subject``): counted, dated, named ("which ICU …?"), open
+    now ("is she in the unit now?": ``active_check``) or had at all ("ICU during the last stay?": ``exists``)."""
+    subject = words()["icu_stay"]["subject"]
+    text = " ".join(tokens(pq.text))
+    says = lambda key: re.search(rf"\b(?:{_alternation(subject[key])})\b", text) is not None  # noqa: E731
+    present = re.match(rf"^(?:{_alternation(subject['present_openings'])})\b", text) is not None
+    placed = pq.window is not None and (pq.window.anchor or pq.window.start is not None)  # "is she in the ICU this stay?"
+    if pq.intent == "active_check" or (pq.intent in ("value", "exists", "list_items") and (says("now") or (present and not placed))):
+        pq.intent = "active_check"
+    elif pq.intent in ("value", "list_items") and not says("which"):
+        pq.intent = "exists"
+    pq.encounter_class = ICU_CLASS
+    pq.views = ["encounter"] + [v for v in pq.views if v != "encounter"]
 
 
 def diagnosis_question(pq: ParsedQuestion) -> tuple[bool, bool] | None:

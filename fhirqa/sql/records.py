@@ -116,14 +116,15 @@ class SqlPatient:
             if moment is not None:
                 params[key] = time_param(self.con, moment)
                 where.append(f"r.time IS NOT NULL AND r.time {op} :{key}")
-        if spec.start is not None and spec.view == "medication":
-            # an order dated by its day only (MIMIC PRESCRIPTIONS STARTDATE, an OMOP drug_exposure_start_date: at
-            # midnight) belongs to that whole day: the admission day's heparin order is in the stay begun at 13:39
+        if spec.start is not None and spec.view in ("medication", "procedure"):
+            # an order or a procedure dated by its day only (MIMIC PRESCRIPTIONS STARTDATE, an OMOP
+            # drug_exposure_start_date, MIMIC-IV's OMOP "Arterial line Insertion Date": at midnight) belongs to that
+            # whole day: the admission day's heparin order, or line, is in the stay begun at 13:39
             params["wstart_day"] = time_param(self.con, spec.start.replace(hour=0, minute=0, second=0, microsecond=0))
             midnight = "time(r.time) = '00:00:00'" if self.con.dialect == "sqlite" else "r.time = date_trunc('day', r.time)"
+            kind = "r.kind = 'request' AND " if spec.view == "medication" else ""
             where[where.index("r.time IS NOT NULL AND r.time >= :wstart")] = (
-                "r.time IS NOT NULL AND (r.time >= :wstart OR (r.kind = 'request' AND r.time >= :wstart_day AND "
-                f"{midnight}))")
+                f"r.time IS NOT NULL AND (r.time >= :wstart OR ({kind}r.time >= :wstart_day AND {midnight}))")
         return " AND ".join(where)
 
     def select(self, spec: Spec, columns: str = "r.*", *, order: str = "", limit: int | None = None,

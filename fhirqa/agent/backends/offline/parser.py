@@ -80,7 +80,7 @@ _STOP = set(
     minimum max min peak nadir largest smallest first last latest most recent current currently initial earliest
     baseline newest oldest previous prior date dates day days week weeks month months year years ago long since
     tell show give list me please patient patients pt recorded record records measured measurement measurements
-    test tests tested checked check taken take taking took get got prescribed prescription prescriptions given
+    test tests tested checked check taken take taking took get got gets getting gotten prescribed prescription prescriptions given
     received diagnosed diagnosis diagnoses condition conditions problem problems history hx documented chart
     charted noted medication medications meds med drug drugs medicine medicines active ongoing status value
     change changed changes difference differ delta trend trending increase increased increasing decrease decreased
@@ -938,7 +938,8 @@ def _demographic(text: str) -> str | None:
         return "birth_date"
     if re.search(r"\bgender\b|\bsex\b|\bmale or female\b", text):
         return "gender"
-    if re.search(r"\b(?:date of death|dod|when did .* die|deceased|dead|died|pass(?:ed)? away)\b|^(?:(?:has|is|did)\s+(?:\S+\s+)?)?expired$", text):
+    if re.search(r"\b(?:date of death|dod|when did .* die|deceased|dead|died|pass(?:ed)? away)\b|^(?:(?:has|is|did)\s+(?:\S+\s+)?)?expired$|"
+                 r"^did (?:he|she|they|(?:the )?(?:patient|pt)) (?:ever )?die\b", text):
         return "deceased"
     if re.search(r"\bwhat(?:'s| is)\b.*\bname\b|\bfull name\b|\bwho is (?:the|this) patient\b", text):
         return "name"

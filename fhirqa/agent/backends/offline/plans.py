@@ -2078,8 +2078,9 @@ def plan_demographic(pq: ParsedQuestion) -> Plan:
     if pq.demographic == "is_deceased":
         yield final([bool(values)], f"Yes: died on {_day(values[0])}." if values else "No death is recorded.")
         return
-    if pq.demographic == "deceased":
-        yield final([values[0]] if values else [False], f"Died on {_day(values[0])}." if values else "No death is recorded.")
+    if pq.demographic == "deceased":  # the date of death: none recorded is no date (a living patient)
+        yield (final([values[0]], f"Died on {_day(values[0])}.") if values
+               else final([], "No death is recorded.", status="no-data"))
         return
     if not values:
         yield final([], f"The record has no {field.replace('_', ' ')}.", status="no-data")
