@@ -37,7 +37,7 @@ def parse_cached(question: str, now_iso: str, names: str) -> ParsedQuestion:
     if asked is None or whole.intent == "lookup":  # "I'm Dannie Schmitt, born …. What's my patient ID?"
         return whole
     parsed = parse(asked, now, names=own_names)
-    return parsed if _names_something(parsed) else whole
+    return parsed if names_something(parsed) else whole
 
 
 def parse_fresh(question: str, now_iso: str, names: str) -> ParsedQuestion:
@@ -46,7 +46,7 @@ def parse_fresh(question: str, now_iso: str, names: str) -> ParsedQuestion:
     return ParsedQuestion(**{**cached.__dict__, "notes": [], "views": list(cached.views), "hinted": list(cached.hinted)})
 
 
-def _names_something(pq: ParsedQuestion) -> bool:
+def names_something(pq: ParsedQuestion) -> bool:
     """The parse has something to look up: an item, or a question about the patient or the record as a whole."""
     if pq.intent == "lookup":
         return bool(pq.lookup_name or pq.lookup_birth)  # "what is the patient id?" needs the clause naming them

@@ -45,7 +45,7 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
 
         if Lexicon.load().expand(labelled.group("label")):  # "vanc: last dose, last trough?": each part is of vanc
             subject = labelled.group("label").strip()
-    from fhirqa.agent.backends.offline.backend import _names_something
+    from fhirqa.agent.backends.offline.backend import names_something
     from fhirqa.agent.backends.offline.parser import parse
 
     now = pq.now or datetime.now(UTC)
@@ -55,7 +55,7 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     for part in (p for p in parts if p):
         if merged and part.startswith("("):  # "febrile in the ED? (H&P 10/13/2025)": a qualifier of the part before
             merged[-1] = f"{merged[-1]} {part}"
-        elif merged and not _names_something(parse(f"{subject} {part}".strip() + "?", now)):
+        elif merged and not names_something(parse(f"{subject} {part}".strip() + "?", now)):
             # "triglycerides in the past year? most recent one", "sodium, in mmol/L": it asks on about the part before
             merged[-1] = f"{merged[-1]}, {part}"
         else:
