@@ -16,8 +16,8 @@ from fhirqa.agent.tools.base import PREVIEW_ROWS, RecordSet, ToolContext, ToolEr
 from fhirqa.agent.tools.common import as_time, cite
 from fhirqa.agent.tools.localtime import in_offset, within
 from fhirqa.agent.tools.localtime import iso as iso_time
+from fhirqa.agent.tools.records import ENTERED_IN_ERROR
 
-ENTERED_IN_ERROR = "entered-in-error"
 CATEGORIES = ("laboratory", "vital-signs", "all")
 
 
@@ -43,7 +43,7 @@ def abnormal_results(ctx: ToolContext, category: str = "laboratory", start: str 
     """The results of ``category`` in the window (or, with ``latest_day``, of the latest day holding any) judged
     outside their normal range, each with the basis of its judgement and cited; with the counts of what was judged."""
     from fhirqa.agent.backends.offline.normality_plan import judge
-    from fhirqa.agent.tools.events import _patient, _spec
+    from fhirqa.agent.tools.events import patient_row, skipped_categories
     from fhirqa.agent.tools.filters import _window
 
     if category not in CATEGORIES:
@@ -51,7 +51,7 @@ def abnormal_results(ctx: ToolContext, category: str = "laboratory", start: str 
     bounded = any(v is not None for v in (start, end, last_amount, last_unit))
     low, high = _window(ctx, start, end, last_amount, last_unit) if bounded else (None, None)
     now = as_time(ctx.now)
-    skip = {c.lower() for c in _spec()["skip_categories"]}
+    skip = skipped_categories()
     rows: list[tuple[datetime, dict[str, Any]]] = []
     for row in ctx.data.rows("observation"):
         moment = as_time(row.get("time"))
@@ -67,7 +67,7 @@ def abnormal_results(ctx: ToolContext, category: str = "laboratory", start: str 
         day = _local_day(last_row, last_moment)
         rows = [(m, r) for m, r in rows if _local_day(r, m) == day]
     rows.sort(key=lambda mr: (mr[0], str(mr[1].get("name") or "")))
-    patient = _patient(ctx)
+    patient = patient_row(ctx)
     abnormal: list[dict[str, Any]] = []
     judged = unjudged = 0
     cap = max(1, min(100, limit or PREVIEW_ROWS))

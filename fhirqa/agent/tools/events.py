@@ -25,9 +25,8 @@ from fhirqa.agent.tools.base import PREVIEW_ROWS, RecordSet, ToolContext
 from fhirqa.agent.tools.common import as_time, cite
 from fhirqa.agent.tools.localtime import iso as iso_time
 from fhirqa.agent.tools.localtime import within
+from fhirqa.agent.tools.records import ENTERED_IN_ERROR
 from fhirqa.project import lexicon_file
-
-ENTERED_IN_ERROR = "entered-in-error"
 
 
 @lru_cache(maxsize=1)
@@ -84,9 +83,15 @@ def prn_marked(rows: list[dict[str, Any]]) -> int:
     return sum(1 for r in rows if _marked(r) is not None)
 
 
-def _patient(ctx: ToolContext) -> dict[str, Any]:
+def patient_row(ctx: ToolContext) -> dict[str, Any]:
+    """The patient's own row (birth date and sex, which a result's usual range can depend on); {} when none."""
     rows = ctx.data.rows("patient")
     return dict(rows[0]) if rows else {}
+
+
+def skipped_categories() -> set[str]:
+    """Result categories never judged (questionnaire scores, social history: ``skip_categories``), lower-cased."""
+    return {c.lower() for c in _spec()["skip_categories"]}
 
 
 def _when(row: dict[str, Any], field: str) -> datetime | None:
@@ -111,8 +116,8 @@ def _results(ctx: ToolContext, rows: list[tuple[datetime, dict[str, Any]]]
     # the normality plan's own judgement (flag, the record's range, the usual range), not a second copy of it
     from fhirqa.agent.backends.offline.normality_plan import judge
 
-    patient = _patient(ctx)
-    skip = {c.lower() for c in _spec()["skip_categories"]}
+    patient = patient_row(ctx)
+    skip = skipped_categories()
     out: list[tuple[datetime, dict[str, Any], dict[str, Any]]] = []
     judged = 0
     for moment, row in rows:

@@ -580,11 +580,7 @@ def answer_both(first: str, steps: Plan) -> Plan:
                 both = None
             if both is not None:
                 call = (name, {**args, "answer": both})
-        try:
-            result = yield call
-        except GeneratorExit:
-            steps.close()
-            raise
+        result = yield call
         if isinstance(result, dict) and isinstance(result.get("row"), dict):
             row = result["row"]
         try:
@@ -1257,10 +1253,12 @@ def plan_threshold(pq: ParsedQuestion) -> Plan:
         yield got
         return
     view, handle = got.view, got.handle
-    latest = _row((yield ("get_by_index", {"records": handle, "index": -1})))
+    asks_latest = _asks_latest(pq.text)
+    # the latest row only when it is read: its value, or its unit for a threshold written in one
+    latest = _row((yield ("get_by_index", {"records": handle, "index": -1}))) if asks_latest or cmp.unit else {}
     # "any doses of vanc over 1.5 g?" of doses charted in mg: the threshold in the record's unit (1500 mg)
     limit, said = cmp.value, _fmt(cmp.value)
-    record_unit = _row_value(view, latest)[1]
+    record_unit = _row_value(view, latest)[1] if latest else None
     if cmp.unit and record_unit and _unit_key(cmp.unit) != _unit_key(record_unit):
         converted = _convert(float(cmp.value), cmp.unit, record_unit)
         if converted is None:
@@ -1268,7 +1266,7 @@ def plan_threshold(pq: ParsedQuestion) -> Plan:
                         status="no-data")
             return
         limit, said = converted, f"{_fmt(cmp.value)} {cmp.unit} = {_with_unit(converted, record_unit)}"
-    if _asks_latest(pq.text):
+    if asks_latest:
         # "GFR < 60 on the latest?": the latest value alone, not whether any ever was
         row = latest
         value, unit = _row_value(view, row)
