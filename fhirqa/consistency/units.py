@@ -38,12 +38,6 @@ _LINEAR: dict[str, tuple[str, float]] = {
     "mg/ml": ("mass/vol", 1e3), "mmol/l": ("molar", 1e3), "umol/l": ("molar", 1.0), "ml": ("volume", 1.0),
     "l": ("volume", 1e3), "k/ul": ("count", 1e3), "m/ul": ("count", 1e6), "/ul": ("count", 1.0),
 }
-# g/L per mmol/L (molar mass) of analytes reported both ways, keyed by a word of the item's name
-_MOLAR_MASS = {"glucose": 180.16, "creatinine": 113.12, "urea": 28.014, "cholesterol": 386.65, "triglyceride": 885.7,
-               "calcium": 40.08, "bilirubin": 584.66, "hemoglobin": 16114.0, "magnesium": 24.305, "phosph": 30.97,
-               "uric": 168.11, "lactate": 90.08, "ldl": 386.65, "hdl": 386.65}
-
-
 @lru_cache(maxsize=1024)
 def canon(unit: str) -> str:
     """One spelling per unit (``mEq/L`` and ``mmol/L`` are the same; ``"mm[Hg]"`` → ``"mmhg"``)."""
@@ -59,8 +53,11 @@ def known(unit: str) -> bool:
 
 
 def _molar_mass(analyte: str) -> float | None:
-    low = analyte.lower()
-    return next((mass for word, mass in _MOLAR_MASS.items() if word in low), None)
+    # one table of molar masses for the whole product: the lexicon's (``fhirqa.agent.units``)
+    from fhirqa.agent.units import analyte_of
+
+    known = analyte_of(analyte)
+    return known[0] if known else None
 
 
 def convert(value: float, from_unit: str, to_unit: str, analyte: str = "") -> float | None:

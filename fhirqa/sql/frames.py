@@ -164,7 +164,7 @@ def clinical_state(pq: ParsedQuestion, data: SqlPatient, state: dict[str, Any],
     ``default_hours``), the extreme value cited; each value is compared in the state's unit when the lexicon entry
     names one, and values in a unit that cannot be converted to it are left out and counted in the text."""
     from fhirqa.agent.backends.offline.clinical_state_plan import asked_threshold, state_final
-    from fhirqa.agent.backends.offline.plans import _convert
+    from fhirqa.agent.units import convert as _convert
     from fhirqa.sql.offline_sql import Compiler, day, final, fmt, parse_question
 
     asked, said = asked_threshold(pq, state, lambda text: parse_question(text, data.now))

@@ -276,10 +276,10 @@ def administered_per_day(c: Compiler, admin: Spec) -> Final:
     return final([days[last]], f"Total {pq.entity} given on {last}: {fmt(days[last], unit)}.", unit=unit)
 
 
-def _convert(value: float, unit: str | None, to: str | None) -> float | None:
-    from fhirqa.agent.backends.offline.plans import _convert as convert
+def _convert(value: float, unit: str | None, to: str | None, analyte: str = "") -> float | None:
+    from fhirqa.agent.units import convert
 
-    return convert(value, unit, to)
+    return convert(value, unit, to, analyte)
 
 
 def _compare(a: float, op: str, b: float) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 from fhirqa.agent.backends.offline.parser import ParsedQuestion
 from fhirqa.agent.backends.offline.plans import NUMERIC_INTENTS, item_groups
 from fhirqa.agent.backends.offline.timephrases import Window
+from fhirqa.agent.units import convert, display_unit, unit_key
 from fhirqa.sql.reading import ICU_CLASS
 from fhirqa.sql.records import Spec, SqlPatient, iso
 
@@ -327,7 +328,18 @@ class Compiler:
         if not isinstance(got, Spec):
             return got
         op = cmp.op if cmp.op != "==" else "="
-        hits = self.data.count(got, extra=f"r.value IS NOT NULL AND r.value {op} :limit", params={"limit": cmp.value})
+        limit, said = float(cmp.value), fmt(cmp.value)
+        latest = self.data.at(got, -1) if cmp.unit else None
+        record_unit = latest.get("unit") if latest else None
+        if cmp.unit and record_unit and unit_key(cmp.unit) != unit_key(record_unit):
+            # "creatinine > 100 umol/L" of values in mg/dL: the limit in the record's unit, or no comparison at all
+            converted = next((c for name in (self.pq.entity, str((latest or {}).get("name") or "")) if
+                              (c := convert(limit, cmp.unit, record_unit, name or "")) is not None), None)
+            if converted is None:
+                return final([], f"The record gives {self.entity_label()} in {record_unit}, which "
+                             f"{display_unit(cmp.unit)} does not convert to.", status="no-data")
+            limit, said = converted, f"{fmt(cmp.value)} {display_unit(cmp.unit)} = {fmt(converted, record_unit)}"
+        hits = self.data.count(got, extra=f"r.value IS NOT NULL AND r.value {op} :limit", params={"limit": limit})
         mode = "max" if cmp.op.startswith(">") else "min"
         row = self.data.extreme(got, mode)
         window = f" {self.pq.window.label}" if self.pq.window else ""
@@ -335,9 +347,9 @@ class Compiler:
             return final([False], f"No: no {self.pq.entity} values{window}.")
         value, unit = self.value_of(row)
         if hits:
-            return final([True], f"Yes: {hits} value(s) {cmp.op} {fmt(cmp.value)}{window}; the extreme was "
+            return final([True], f"Yes: {hits} value(s) {cmp.op} {said}{window}; the extreme was "
                          f"{fmt(value, unit)} on {day(row.get('time'))}.")
-        return final([False], f"No: none {cmp.op} {fmt(cmp.value)}{window}; the {'highest' if mode == 'max' else 'lowest'} "
+        return final([False], f"No: none {cmp.op} {said}{window}; the {'highest' if mode == 'max' else 'lowest'} "
                      f"was {fmt(value, unit)} on {day(row.get('time'))}.")
 
     def first_last(self, got: Spec) -> tuple[dict[str, Any], dict[str, Any]] | Final:

@@ -66,8 +66,8 @@ def test_a_threshold_in_another_unit_is_compared_in_the_records_unit() -> None:
     assert over["answer"] == [any(d > 1500 for d in doses)] == [False]
     assert "1.5 g = 1500 mg" in over["text"]
     assert ask("any doses of vanc over 0.9 g?")["answer"] == [any(d > 900 for d in doses)] == [True]
-    # a unit of another dimension is said, never compared as if it were the record's
-    assert ask("any creatinine over 2 mmol/L?")["status"] == "no-data"
+    # a unit that cannot describe the analyte is said, never compared as if it were the record's
+    assert ask("any creatinine over 2 mEq/L?")["status"] == "no-data"
 
 
 def test_when_a_result_or_visit_was_last_is_said_with_what_it_found_or_why() -> None:

@@ -52,5 +52,6 @@ def test_unit_spellings_and_conversions():
     assert convert(5.5, "mmol/L", "mg/dL", "Glucose") == pytest.approx(99.1, abs=0.1)
     assert convert(1.0, "mg/dL", "umol/L", "Creatinine") == pytest.approx(88.4, abs=0.1)
     assert convert(75, "mcg", "mg") == pytest.approx(0.075)
-    assert convert(4.2, "mg/dL", "mmol/L", "Potassium") is None  # no molar mass known: not convertible
+    assert convert(4.2, "ng/mL", "mmol/L", "Troponin I") is None  # no molar mass known: not convertible
+    assert convert(4.2, "mg/dL", "mmol/L", "Potassium") == pytest.approx(1.074, abs=0.001)  # 39.098 g/mol
     assert not compatible("kg", "cm")

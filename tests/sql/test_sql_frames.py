@@ -261,3 +261,13 @@ def test_omop_days_of_therapy_from_administrations(omop):
     first, last = (datetime.fromisoformat(doses[i][1]).date() for i in (0, -1))
     assert answer.answer == [(last - first).days + 1] and answer.unit == "days", answer.text
     assert {f"drug_exposure/{doses[0][0]}", f"drug_exposure/{doses[-1][0]}"} <= refs(answer)
+
+
+@pytest.mark.parametrize(("limit", "unit"), [(150, "umol/L"), (210, "µmol/L")])
+def test_a_lab_limit_in_another_unit_is_converted_for_the_analyte(db, limit, unit):
+    """"Cr > 150 umol/L?" of values in mg/dL: the limit in mg/dL (÷ 88.4), never 150 read as mg/dL."""
+    values = [v for (v,) in scan(db, "SELECT VALUENUM FROM LABEVENTS WHERE SUBJECT_ID = 10006 AND ITEMID = 50912")]
+    expected = any(v * 10 / 113.12 * 1000 > limit for v in values)  # 2.3 mg/dL = 203 µmol/L
+    answer = ask(db, f"any creatinine > {limit} {unit}?", "2164-10-26T00:00:00Z")
+    assert answer.answer == [expected]
+    assert "mg/dL" in answer.text and "=" in answer.text

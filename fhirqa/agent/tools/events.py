@@ -137,7 +137,7 @@ def _results(ctx: ToolContext, rows: list[tuple[datetime, dict[str, Any]]]
 
 def _states(ctx: ToolContext, rows: list[tuple[datetime, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Each clinical state crossed by the window's vital signs: its extreme value (cited) and how many crossed."""
-    from fhirqa.agent.backends.offline.plans import _convert
+    from fhirqa.agent.units import convert as _convert
 
     states = [s for s in lexicon_file("clinical_states.json")["states"] if not s.get("invert")]
     names = ctx.data.items("observation")

@@ -161,7 +161,7 @@ def with_asked_number(pq: ParsedQuestion, state: dict[str, Any]) -> dict[str, An
     units = state.get("threshold_units") or []
     if low is not None and high is not None and not low <= value <= high and len(units) == 2 and not cmp.unit:
         # "spiked above 101": a number outside the item's usual range is in its other unit (°F), converted
-        from fhirqa.agent.backends.offline.plans import _convert
+        from fhirqa.agent.units import convert as _convert
 
         converted = _convert(value, units[1], units[0])
         if converted is not None:

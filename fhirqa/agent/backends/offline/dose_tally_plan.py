@@ -72,10 +72,10 @@ def drug_named(pq: ParsedQuestion, filler: list[str], *, medication_cued: bool =
     """The drug's words: the parsed item without dose units ("heparin units") and the ``filler`` words; "" when it
     names no drug the lexicon knows and neither the question (``med_kind``, its lexicon views) nor the caller
     (``medication_cued``: "dosing", "regimen" can only be said of a drug) read it as a medication."""
-    from fhirqa.agent.backends.offline.plans import _unit_table
     from fhirqa.agent.lexicon import Lexicon
+    from fhirqa.agent.units import unit_table
 
-    units = set(_unit_table()[0]) | {"units", "unit", "mg", "g", "mcg", "grams", "milligrams"}
+    units = set(unit_table().aliases) | {"units", "unit", "mg", "g", "mcg", "grams", "milligrams"}
     dropped = set(filler)
     words = [w for w in re.findall(r"[a-z0-9][a-z0-9\-/]*", (pq.entity or "").lower()) if w not in units and w not in dropped]
     if not words:

@@ -164,7 +164,9 @@ def plan_growth(pq: ParsedQuestion, growth: Growth) -> Plan:
 
 def _shown(growth: Growth, value: Any, unit: str | None) -> tuple[float, str | None, str]:
     """(answer value, its unit, the words said): in the asked unit when it converts."""
-    from fhirqa.agent.backends.offline.plans import _convert, _unit_key, _with_unit
+    from fhirqa.agent.backends.offline.plans import _with_unit
+    from fhirqa.agent.units import convert as _convert
+    from fhirqa.agent.units import unit_key as _unit_key
 
     if growth.asked_unit and unit and _unit_key(unit) != _unit_key(growth.asked_unit) \
             and (converted := _convert(float(value), unit, growth.asked_unit)) is not None:

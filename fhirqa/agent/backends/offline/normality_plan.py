@@ -121,7 +121,9 @@ def judge(row: dict[str, Any], patient: dict[str, Any], *, goal: bool = False) -
     With ``goal`` the value is held against the usual treatment goal instead ("is her A1c controlled?"): ``normal``
     then means at goal, ``high`` above it.
     """
-    from fhirqa.agent.backends.offline.plans import _convert, _fmt, _unit_key
+    from fhirqa.agent.backends.offline.plans import _fmt
+    from fhirqa.agent.units import convert as _convert
+    from fhirqa.agent.units import unit_key as _unit_key
 
     entry = _spec().by_code.get(str(row.get("code") or ""))
     if goal:

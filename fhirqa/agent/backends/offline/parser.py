@@ -47,7 +47,10 @@ _OPS = [
 ]
 _NUMBER = r"(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)"  # 15,000 is fifteen thousand
 # temperature units too ("temp > 101.5 °F" against values charted in °C: the threshold plan converts)
-_UNIT_AFTER = (r"\s*(%|mg/dl|mmol/l|mg|g|mcg|kg|lbs?|cm|mmhg|mm\[hg\]|bpm|/min|meq/l|units?|u/l|g/dl|ng/ml|pg/ml|"
+# A lab unit is read whole ("100 umol/l", "5.5 meq/l"), never as its first letters: a limit whose unit is dropped
+# would be compared with values in another unit.
+_LAB_UNIT = r"(?:mc|[mnpµuk])?(?:mol|g|eq|iu|u)/(?:[dmµu]?l|kg|min|hr?|day|d)\b"
+_UNIT_AFTER = (rf"\s*({_LAB_UNIT}|%|mg|g|mcg|kg|lbs?|cm|mmhg|mm\[hg\]|bpm|/min|meq|units?|"
                r"°f|°c|degrees? f(?:ahrenheit)?\b|degrees? c(?:elsius)?\b|deg ?f\b|deg ?c\b|fahrenheit|celsius|f\b|c\b)?")
 
 # Kinds of record a count counts ("total Rx", "total flu vaccines", "total ER visits"): "total" before one of

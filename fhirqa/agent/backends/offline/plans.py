@@ -31,29 +31,13 @@ from fhirqa.agent.catalog import UnknownView, view_info
 from fhirqa.agent.resolver import core_name
 from fhirqa.agent.tools.localtime import day_end, day_start, pinned
 from fhirqa.agent.tools.localtime import iso as _local_iso
+from fhirqa.agent.units import convert as _convert
+from fhirqa.agent.units import display_unit
+from fhirqa.agent.units import unit_key as _unit_key
 
 Call = tuple[str, dict[str, Any]]
 Plan = Generator[Call, dict[str, Any], None]
 
-
-
-@lru_cache(maxsize=1)
-def _unit_table() -> tuple[dict[str, str], dict[str, dict[str, float]], dict[str, float]]:
-    """(spelling → unit, dimension → {unit: size in the base unit}, unit → offset) from lexicon/abbreviations.json.
-
-    One unit has many spellings: "lbs" in a question, "[lb_av]" in a record, "[iU]" or "UNT" for units.
-    """
-    from fhirqa.agent.lexicon import Lexicon
-
-    table = Lexicon.load().data["abbreviations"].get("units", {})
-    aliases = {k.lower(): v for k, v in table.get("aliases", {}).items()}
-    return aliases, table.get("dimensions", {}), table.get("offsets", {})
-
-
-def _unit_key(unit: str | None) -> str:
-    aliases = _unit_table()[0]
-    key = (unit or "").strip().lower()
-    return aliases.get(key, key)
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -912,7 +896,7 @@ def plan_value(pq: ParsedQuestion) -> Plan:
     # "…, the day after his chest x-ray, 2 views (2026-01-01)": the anchor event the window came from, and its day
     anchored = f", {pq.window.label}" if pq.window is not None and pq.window.event is not None else ""
     if len(answers) == 1 and pq.unit:
-        converted, to = _asked_unit(pq, answers[0], unit)
+        converted, to = _asked_unit(pq, answers[0], unit, label(row))
         if to != unit:  # "weight in lbs": the record's kilograms, converted by the units table
             parts[0] += f" = {_with_unit(converted, to)}"
             answers, unit = [converted], to
@@ -994,7 +978,7 @@ def plan_aggregate(pq: ParsedQuestion) -> Plan:
         for each in handles:
             row = _row((yield ("find_extreme", {"records": each, "mode": pq.aggregate})))
             value, unit = _row_value(view, row)
-            converted, to = _asked_unit(pq, value, unit)
+            converted, to = _asked_unit(pq, value, unit, label(row))
             also = f" = {_with_unit(converted, to)}" if to != unit else ""
             answers.append(converted)
             units.add(to)
@@ -1260,12 +1244,12 @@ def plan_threshold(pq: ParsedQuestion) -> Plan:
     limit, said = cmp.value, _fmt(cmp.value)
     record_unit = _row_value(view, latest)[1] if latest else None
     if cmp.unit and record_unit and _unit_key(cmp.unit) != _unit_key(record_unit):
-        converted = _convert(float(cmp.value), cmp.unit, record_unit)
+        converted = _convert_for(float(cmp.value), cmp.unit, record_unit, pq.entity, label(latest))
         if converted is None:
-            yield final([], f"The record gives {_entity_label(pq)} in {record_unit}, which {cmp.unit} does not convert to.",
+            yield final([], f"The record gives {_entity_label(pq)} in {record_unit}, which {display_unit(cmp.unit)} does not convert to.",
                         status="no-data")
             return
-        limit, said = converted, f"{_fmt(cmp.value)} {cmp.unit} = {_with_unit(converted, record_unit)}"
+        limit, said = converted, f"{_fmt(cmp.value)} {display_unit(cmp.unit)} = {_with_unit(converted, record_unit)}"
     if asks_latest:
         # "GFR < 60 on the latest?": the latest value alone, not whether any ever was
         row = latest
@@ -1503,19 +1487,6 @@ def plan_trend(pq: ParsedQuestion) -> Plan:
     yield final(answers, " ".join(texts))
 
 
-def _convert(value: float, unit: str | None, to: str | None) -> float | None:
-    """``value`` in ``unit`` expressed in ``to`` by the units table (None when the two are not one dimension)."""
-    a, b = _unit_key(unit), _unit_key(to)
-    if a == b or not a:
-        return value
-    _, dimensions, offsets = _unit_table()
-    for sizes in dimensions.values():
-        if a in sizes and b in sizes:
-            base = (value + offsets.get(a, 0.0)) * sizes[a]
-            return base / sizes[b] - offsets.get(b, 0.0)
-    return None
-
-
 def plan_daily_dose(pq: ParsedQuestion) -> Plan:
     """Daily total: from the latest order's dose × frequency, or the per-day sum of administrations."""
     located = yield from find_records(pq, views=["medication"])
@@ -1616,12 +1587,23 @@ def _administered_per_day(pq: ParsedQuestion, handle: str) -> Plan:
                 f"over {total.get('n', '?')} administrations.", unit=total.get("unit"))
 
 
-def _asked_unit(pq: ParsedQuestion, value: Any, unit: str | None) -> tuple[Any, str | None]:
-    """``value`` in the unit the question asked for ("in grams"), when the two units convert."""
+def _convert_for(value: float, unit: str | None, to: str | None, *names: str | None) -> float | None:
+    """``value`` converted for the first of ``names`` (the question's item, then the record's) that converts it:
+    "BUN > 20 mg/dL" against urea in mmol/L is read as the question means BUN, not as the record's urea."""
+    for name in names or ("",):
+        converted = _convert(value, unit, to, name or "")
+        if converted is not None:
+            return converted
+    return None
+
+
+def _asked_unit(pq: ParsedQuestion, value: Any, unit: str | None, name: str = "") -> tuple[Any, str | None]:
+    """``value`` in the unit the question asked for ("in grams", "glucose in mmol/L"), when the two units convert
+    (concentrations of an analyte named by the question's item or by ``name``, the record's)."""
     if pq.unit and isinstance(value, (int, float)) and not isinstance(value, bool) and unit:
-        converted = _convert(float(value), unit, pq.unit)
+        converted = _convert_for(float(value), unit, pq.unit, pq.entity, name)
         if converted is not None and _unit_key(unit) != _unit_key(pq.unit):
-            return converted, pq.unit
+            return converted, display_unit(pq.unit)
     return value, unit
 
 
