@@ -81,3 +81,16 @@ def test_conversions_follow_the_molar_masses_of_the_table() -> None:
     assert convert(1.0, "mg/dL", "mmol/L", "Hemoglobin A1c") is not None  # names hemoglobin; % never reaches here
     assert analyte_of("Urea nitrogen [Mass/volume] in Serum") == analyte_of("BUN")
     assert display_unit("umol/l") == "µmol/L" and display_unit("mg/dL") == "mg/dL"
+
+
+def test_a_concentration_is_read_whole_and_a_dose_a_day_stays_a_dose() -> None:
+    from fhirqa.agent.backends.offline.parser import parse
+
+    def unit(question: str) -> str | None:
+        comparison = parse(question, NOW).comparison
+        assert comparison is not None
+        return comparison.unit
+
+    assert unit("any creatinine above 100 umol/L?") == "umol/l"
+    assert unit("any K > 5.0 mEq/L?") == "meq/l"
+    assert unit("did vanc exceed 2 g/day at any point?") == "g"  # the daily-total plan reads "/day"

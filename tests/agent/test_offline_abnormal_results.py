@@ -81,11 +81,48 @@ def test_one_named_item_is_not_this_question_and_no_results_is_no_data() -> None
     assert got["status"] == "no-data"
 
 
-def test_critical_values_are_the_abnormal_ones_said_so_never_a_yes_about_critical() -> None:
+CRITICAL_LIMITS = {"2823-3": (2.8, 6.2), "718-7": (7.0, 20.0)}  # typical K and Hb panic limits (reference_ranges.json)
+
+
+def _critical(rows: list[dict[str, Any]]) -> set[str]:
+    latest = max(r["time"].date() for r in rows if r["category"] == "laboratory")
+    hits = set()
+    for r in rows:
+        low, high = CRITICAL_LIMITS.get(r["code"], (None, None))
+        if r["time"].date() == latest and low is not None and not low <= r["value"] <= high:
+            hits.add(r["name"])
+        if r["time"].date() == latest and r.get("interpretation") in ("LL", "HH", "AA"):
+            hits.add(r["name"])
+    return hits
+
+
+def test_critical_values_are_results_past_a_critical_limit_not_every_abnormal_one() -> None:
+    # K 5.9 is high but below the usual critical limit 6.2; Hb 7.1 is low but above 7.0: abnormal, not critical
+    assert _critical(LABS) == set()
     got = ask("any critical values?")
-    assert got["answer"] == ["Hemoglobin", "Potassium"]  # a list, not Yes: no panic limits are held
-    assert got["text"].startswith("No critical (panic) limits are held")
-    assert "AllergyIntolerance" not in got["text"]  # "critical" is no allergy criticality here
+    assert got["answer"] == [False]
+    assert "past a critical limit" in got["text"] and "AllergyIntolerance" not in got["text"]
+    critical = [*LABS[:1], obs("k-2", "Potassium", 6.6, "2025-06-20T09:00:00", unit="mmol/L", code="2823-3"), *LABS[1:]]
+    assert _critical(critical) == {"Potassium"}
+    got = ask("any critical labs?", critical)
+    assert got["answer"] == [True] and "Observation/k-2" in got["cited"] and "Observation/k-1" not in got["cited"]
+    assert "critically high" in got["text"] and "each laboratory sets its own" in got["text"]
+
+
+def test_a_critical_flag_in_the_record_needs_no_limit() -> None:
+    flagged = [obs("trop", "Troponin I", 2.4, "2025-06-20T05:00:00", unit="ng/mL", code="10839-9", interpretation="HH"),
+               *LABS]
+    assert _critical(flagged) == {"Troponin I"}
+    got = ask("which labs were critical?", flagged)
+    assert got["answer"] == ["Troponin I"] and "flagged HH in the record" in got["text"]
+
+
+def test_critical_limits_are_compared_in_their_own_unit() -> None:
+    # glucose 25 mmol/L = 450.4 mg/dL: past the usual 450 mg/dL limit once converted by glucose's molar mass
+    sugar = [obs("glu", "Glucose", 25.0, "2025-06-20T06:00:00", unit="mmol/L", code="2345-7")]
+    assert 25.0 * 180.16 / 10 > 450
+    got = ask("any critical values?", sugar)
+    assert got["answer"] == [True] and "mmol/L" in got["text"]
 
 
 def test_any_abnormal_of_a_named_group_judges_its_latest_values() -> None:

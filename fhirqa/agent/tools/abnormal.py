@@ -1,5 +1,6 @@
 """The abnormal_results tool: which results of a kind were outside their normal range, over a window or on the latest
-day that has any ("any abnormal labs?", "were her last labs normal?", "which labs were flagged this admission?").
+day that has any ("any abnormal labs?", "were her last labs normal?", "which labs were flagged this admission?"), or
+which were past a critical (panic) limit ("any critical values?").
 
 Each result is judged by the normality plan's own judgement (the result's interpretation flag, else the reference
 range it carries, else the usual adult range of ``lexicon/reference_ranges.json``), the one the window_events tool
@@ -39,10 +40,11 @@ def _local_day(row: dict[str, Any], moment: datetime) -> Any:
 
 def abnormal_results(ctx: ToolContext, category: str = "laboratory", start: str | None = None, end: str | None = None,
                      last_amount: float | None = None, last_unit: str | None = None, latest_day: bool = False,
-                     limit: int | None = None) -> dict[str, Any]:
+                     limit: int | None = None, critical: bool = False) -> dict[str, Any]:
     """The results of ``category`` in the window (or, with ``latest_day``, of the latest day holding any) judged
-    outside their normal range, each with the basis of its judgement and cited; with the counts of what was judged."""
-    from fhirqa.agent.backends.offline.normality_plan import judge
+    outside their normal range (with ``critical``: past a critical limit), each with the basis of its judgement and
+    cited; with the counts of what was judged."""
+    from fhirqa.agent.backends.offline.normality_plan import NOT_CRITICAL, judge, judge_critical
     from fhirqa.agent.tools.events import patient_row, skipped_categories
     from fhirqa.agent.tools.filters import _window
 
@@ -77,7 +79,7 @@ def abnormal_results(ctx: ToolContext, category: str = "laboratory", start: str 
             unjudged += 1  # a text result with no flag: nothing says whether it is normal
             continue
         try:
-            verdict = judge(row, patient)
+            verdict = judge_critical(row) if critical else judge(row, patient)
         except (TypeError, ValueError):  # a flag judge() does not read and no number: nothing to judge by
             unjudged += 1
             continue
@@ -85,7 +87,7 @@ def abnormal_results(ctx: ToolContext, category: str = "laboratory", start: str 
             unjudged += 1
             continue
         judged += 1
-        if verdict.side == "normal":
+        if verdict.side in ("normal", NOT_CRITICAL):
             continue
         if len(abnormal) >= cap:
             omitted += 1
@@ -94,6 +96,6 @@ def abnormal_results(ctx: ToolContext, category: str = "laboratory", start: str 
         abnormal.append({"time": iso_time(moment), "name": row.get("name"), "value": row.get("value"),
                          "value_string": row.get("value_string"), "unit": row.get("unit"), "side": verdict.side,
                          "basis": verdict.basis, "ref": str(row.get("ref"))})
-    return {"ok": True, "category": category, "window": {"start": iso_time(low), "end": iso_time(high)},
+    return {"ok": True, "category": category, "critical": critical, "window": {"start": iso_time(low), "end": iso_time(high)},
             "latest_day": day.isoformat() if day is not None else None, "results": len(rows), "judged": judged,
             "unjudged": unjudged, "abnormal_count": len(abnormal) + omitted, "abnormal": abnormal, "omitted": omitted}

@@ -34,7 +34,6 @@ def _spec() -> dict[str, Any]:
         "filler": frozenset(spec["word_filler"]),
         "yes_no": re.compile("|".join(spec["yes_no"])),
         "critical": re.compile(spec["critical"]),
-        "critical_note": str(spec["critical_note"]),
         "max_listed": int(spec["max_listed"]),
     }
 
@@ -77,7 +76,10 @@ def plan_abnormal(pq: ParsedQuestion, found: tuple[str, str]) -> Generator[Call,
     asked, category = found
     spec = _spec()
     one, many = _KIND_WORDS[category]
+    critical = bool(spec["critical"].search(_text(pq)))
     args: dict[str, Any] = {"category": category, "limit": spec["max_listed"]}
+    if critical:
+        args["critical"] = True
     label = ""
     if pq.window is not None or pq.now is None:
         window, said = yield from _window(pq, 24)
@@ -94,29 +96,31 @@ def plan_abnormal(pq: ParsedQuestion, found: tuple[str, str]) -> Generator[Call,
         return
     when = f"of {got['latest_day']} (the latest day with {many})" if got.get("latest_day") else label
     judged, read = int(got.get("judged") or 0), int(got.get("results") or 0)
-    unjudged = f"; {read - judged} had no flag or range to judge by" if read > judged else ""
+    unjudged = (f"; {read - judged} had no {'critical flag or limit' if critical else 'flag or range'} to judge by"
+                if read > judged else "")
     if not judged:
-        yield final([], f"The {read} {one if read == 1 else many} {when} carry no flag or reference range, and fhirqa has "
-                        "no usual range for them: nothing to judge them by.", status="no-data")
+        nothing = ("no critical flag, and fhirqa holds no critical limit for them" if critical else
+                   "no flag or reference range, and fhirqa has no usual range for them")
+        yield final([], f"The {read} {one if read == 1 else many} {when} carry {nothing}: nothing to judge them by.",
+                    status="no-data")
         return
     shown = [f"{r.get('name')} {_with_unit(r.get('value'), r.get('unit')) if r.get('value') is not None else r.get('value_string') or ''}"
              f" {r.get('side')} ({r.get('basis')}) on {str(r.get('time'))[:10]}" for r in got.get("abnormal") or []]
     count = int(got.get("abnormal_count") or 0)
     more = f"; and {count - len(shown)} more" if count > len(shown) else ""
     cited = "; ".join(f"{s} ({r.get('ref')})" for s, r in zip(shown, got.get("abnormal") or [], strict=True))
-    critical = bool(spec["critical"].search(_text(pq)))
-    # "any critical values?": no panic limits are held, so no Yes/No about critical ones: the abnormal list, said so
-    yes_no = bool(spec["yes_no"].search(_text(pq))) and not critical
-    lead = f"{spec['critical_note'][0].upper()}{spec['critical_note'][1:]}: " if critical else ""
+    yes_no = bool(spec["yes_no"].search(_text(pq)))
     of = f"{count} of the {judged} {many} {when} judged" if judged != 1 else f"The one {one} {when} judged"
+    past = "past a critical limit" if critical else "outside the normal range"
     if asked == "abnormal":
         if count:
-            text = f"{lead}{'Yes: ' if yes_no else ''}{of} {'was' if count == 1 else 'were'} outside the normal range: {cited}{more}{unjudged}."
+            text = f"{'Yes: ' if yes_no else ''}{of} {'was' if count == 1 else 'were'} {past}: {cited}{more}{unjudged}."
             names = list(dict.fromkeys(str(r.get("name")) for r in got.get("abnormal") or []))  # the text says the rest
             yield final([True] if yes_no else names, text)
         else:
-            text = f"{lead}{'No: ' if yes_no else ''}none of the {judged} {many} {when} judged was outside the normal range{unjudged}."
-            yield final([False] if yes_no else [], text)
+            none = f"none of the {judged} {many} {when} judged was" if judged != 1 else f"the one {one} {when} judged was not"
+            text = f"{'No: ' if yes_no else ''}{none} {past}{unjudged}."
+            yield final([False] if yes_no else [], text[0].upper() + text[1:])
         return
     if count:
         yield final([False], f"No: {of} {'was' if count == 1 else 'were'} outside the normal range: {cited}{more}{unjudged}.")

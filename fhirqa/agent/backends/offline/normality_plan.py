@@ -167,6 +167,56 @@ def judge(row: dict[str, Any], patient: dict[str, Any], *, goal: bool = False) -
                     f"{shown}the usual adult range{who} {_bounds(low, high, entry['unit'])} (labs differ{note})")
 
 
+CRITICALLY_LOW, CRITICALLY_HIGH, CRITICAL, NOT_CRITICAL = "critically low", "critically high", "critical", "not critical"
+
+
+def judge_critical(row: dict[str, Any]) -> _Verdict:
+    """Whether ``row`` is a critical (panic) value: the record's own critical flag (LL, HH, AA), else the typical
+    critical limits of ``lexicon/reference_ranges.json`` in the entry's unit; ``side`` None when neither applies."""
+    from fhirqa.agent.backends.offline.plans import _fmt
+    from fhirqa.agent.units import convert
+
+    flag = _critical_flag(row.get("interpretation"))
+    if flag is not None:
+        return _Verdict(row, flag, f"flagged {row['interpretation']} in the record")
+    if _flag(row.get("interpretation")) == "normal":
+        return _Verdict(row, NOT_CRITICAL, f"flagged {row['interpretation']} in the record")
+    entry = _spec().by_code.get(str(row.get("code") or ""))
+    low, high = (entry or {}).get("critical_low"), (entry or {}).get("critical_high")
+    if entry is None or (low is None and high is None) or row.get("value") is None:
+        return _Verdict(row, None, "no critical flag in the record, and fhirqa holds no critical limit for it")
+    value = convert(float(row["value"]), row.get("unit"), entry["unit"], entry["name"])
+    if value is None:
+        return _Verdict(row, None, f"the critical limits are in {entry['unit']}, which {row.get('unit') or 'its unit'} "
+                                   "does not convert to")
+    shown = f"{_fmt(value)} {entry['unit']} against " if value != float(row["value"]) else ""
+    limits = " or ".join(part for part in (f"< {_fmt(low)}" if low is not None else "",
+                                           f"> {_fmt(high)}" if high is not None else "") if part)
+    basis = f"{shown}the typical critical limits {limits} {entry['unit']}; each laboratory sets its own"
+    if low is not None and value < float(low):
+        return _Verdict(row, CRITICALLY_LOW, basis)
+    if high is not None and value > float(high):
+        return _Verdict(row, CRITICALLY_HIGH, basis)
+    return _Verdict(row, NOT_CRITICAL, basis)
+
+
+def _critical_flag(interpretation: Any) -> str | None:
+    """critically low / high / critical from an interpretation code or display ("LL", "HH", "AA", "Critical high");
+    None for any other flag (an "H" says nothing about a critical limit)."""
+    if not interpretation:
+        return None
+    text = str(interpretation).strip().lower()
+    words = set(re.findall(r"[a-z]+", text))
+    critical = text in ("ll", "hh", "aa", "<<", ">>") or bool(words & {"critical", "critically", "panic"})
+    if not critical:
+        return None
+    if text in ("ll", "<<") or "low" in words:
+        return CRITICALLY_LOW
+    if text in ("hh", ">>") or "high" in words:
+        return CRITICALLY_HIGH
+    return CRITICAL
+
+
 def _flag(interpretation: Any) -> str | None:
     """low / high / abnormal / normal from an interpretation code or its display ("H", "Low", "critical high")."""
     if not interpretation:

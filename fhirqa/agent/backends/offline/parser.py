@@ -49,7 +49,7 @@ _NUMBER = r"(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)"  # 15,000 is fifte
 # temperature units too ("temp > 101.5 °F" against values charted in °C: the threshold plan converts)
 # A lab unit is read whole ("100 umol/l", "5.5 meq/l"), never as its first letters: a limit whose unit is dropped
 # would be compared with values in another unit.
-_LAB_UNIT = r"(?:mc|[mnpµuk])?(?:mol|g|eq|iu|u)/(?:[dmµu]?l|kg|min|hr?|day|d)\b"
+_LAB_UNIT = r"(?:mc|[mnpµuk])?(?:mol|g|eq|iu|u)/[dmµu]?l\b"  # a concentration; "2 g/day" stays a dose a day
 _UNIT_AFTER = (rf"\s*({_LAB_UNIT}|%|mg|g|mcg|kg|lbs?|cm|mmhg|mm\[hg\]|bpm|/min|meq|units?|"
                r"°f|°c|degrees? f(?:ahrenheit)?\b|degrees? c(?:elsius)?\b|deg ?f\b|deg ?c\b|fahrenheit|celsius|f\b|c\b)?")
 
