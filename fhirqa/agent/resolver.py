@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.allergens import find_allergies
 from fhirqa.agent.tools.base import Resolution
 
 # Words that describe a measurement rather than name it ("potassium level", "a1c result").
@@ -215,6 +216,11 @@ class ConceptResolver:
         self.lexicon = lexicon if lexicon is not None else _default_lexicon()
 
     def __call__(self, view: str, phrase: str, names: list[str]) -> Resolution:
+        if view == "allergy":
+            # "bee stings", "cats", "milk": allergens in people's words, read against the allergy list only
+            found = find_allergies(phrase, names, self.codes_of(view))
+            if found is not None:
+                return Resolution(found.matched, how=f"allergen:{found.allergen.term}")
         # a phrase the lexicon knows whole ("urine microalbumin") already names its specimen by code
         known_whole = any(len(str(getattr(e, "matched", "")).split()) >= len(phrase.split()) for e in self._expand(phrase))
         if view == "observation" and not known_whole:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from fhirqa.agent.allergens import reading_said
 from fhirqa.agent.backends.offline.active_administration import active_by_administration
 from fhirqa.agent.backends.offline.class_note_plan import class_note, with_note
 from fhirqa.agent.backends.offline.event_window_plan import condition_onset
@@ -1217,7 +1218,8 @@ def plan_exists(pq: ParsedQuestion) -> Plan:
         return
     row = _row((yield ("get_by_index", {"records": filtered.get("handle") or found["handle"], "index": -1})))
     name = label(row, pq.entity)
-    yield final([True], f"Yes: {name}, most recently on {_day(_row_time(row))}.")
+    read_as = reading_said(str(found.get("resolved_by") or ""), pq.entity)  # "cats" read as animal dander
+    yield final([True], f"Yes: {name}, most recently on {_day(_row_time(row))}{read_as}.")
 
 
 def _asks_latest(text: str) -> bool:
