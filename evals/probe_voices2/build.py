@@ -872,7 +872,7 @@ def devices_infection(b: Builder, pts: list[Patient]):
 
 # ---------------------------------------------------------------- case manager: utilization
 
-ED_COUNT = ["# ED visits in the past {w}?", "how many ER visits since {y}", "ED utilization past {w} - count?",
+ED_COUNT = ["# ED visits in the past {w}?", "# of ED vists in the past {w}", "how many ER visits since {y}", "ED utilization past {w} - count?",
             "how many times has {he} been to the ER in the last {w}", "number of emergency visits, last {w}"]
 ADMIT_COUNT = ["how many admisions in the last {w}?", "# inpatient stays since {y}",
                "how many times was {he} hospitalized in the past {w}", "admits past {w}?"]
@@ -932,7 +932,7 @@ ACTIVE_LIST = ["what's on {his} active problem list?", "current problem list", "
 STILL_ACTIVE = ["is {c} stil active?", "{c} still on the problem list?", "does {he} still have {c}?",
                 "{c} - still an active problem?"]
 RESOLVED = ["has the {c} resolved?", "{c} resolved?", "is {his} {c} resolved now", "{c} cleared up?"]
-YEARS_WITH = ["how many years has {he} had {c}?", "{c} for how many yrs?", "how long has {he} had {c} (years)",
+YEARS_WITH = ["how many years has {he} had {c}?", "how mnay years has {he} had {c}", "{c} for how many yrs?", "how long has {he} had {c} (years)",
               "yrs since {c} dx?"]
 
 
@@ -1008,7 +1008,7 @@ def problem_list(b: Builder, pts: list[Patient]):
 
 FLU_SEASON = ["flu shot this season?", "has {he} had {his} flu vaccine yet this season", "flu vax up to date (this season)?",
               "got {his} flu shot for this season?"]
-LAST_FLU = ["last flu shot?", "date of most recent influenza vaccine", "when was {his} last flu vaccine given",
+LAST_FLU = ["last flu shot?", "last influenza vacine?", "date of most recent influenza vaccine", "when was {his} last flu vaccine given",
             "most recent flu vax - date?"]
 TD_CURRENT = ["tetanus up to date?", "Td/Tdap within the last 10 yrs?", "is {his} tetanus current",
               "tdap current? (10 yr rule)"]
@@ -1130,7 +1130,7 @@ def cardiology(b: Builder, pts: list[Patient]):
 
 # ---------------------------------------------------------------- nephrology
 
-CR_TREND = ["creat trend over the last {w}", "Cr trending up or down past {w}?", "how has {his} creatinine trended in the last {w}",
+CR_TREND = ["creat trend over the last {w}", "creatnine trend past {w}?", "Cr trending up or down past {w}?", "how has {his} creatinine trended in the last {w}",
             "SCr trend, {w}"]
 EGFR_LAST = ["latest eGFR?", "most recent GFR", "what's {his} GFR now (last result)", "current eGFR value"]
 EGFR_MIN = ["lowest GFR on recrod?", "nadir eGFR ever", "worst eGFR {he}'s had", "min eGFR on file"]
@@ -1191,7 +1191,7 @@ def nephrology(b: Builder, pts: list[Patient]):
 # ---------------------------------------------------------------- endocrinology
 
 A1C_COUNT = ["how many A1cs since {y}?", "how many a1c's done since {y}", "# of HbA1c checks since {y}", "count of a1c results since {y}"]
-A1C_MAX = ["highest A1c in the past {w}", "peak hgba1c last {w}?", "max A1c over the last {w}"]
+A1C_MAX = ["highest A1c in the past {w}", "higest A1c past {w}", "peak hgba1c last {w}?", "max A1c over the last {w}"]
 A1C_FIRST = ["first A1c on file?", "earliest HbA1c we have", "what was {his} very first a1c"]
 A1C_ABOVE = ["A1c ever above {t}?", "has {his} HbA1c ever been over {t}%", "any a1c > {t} on record?"]
 A1C_UP = ["did {his} A1c go up from the one before?", "is the latest a1c higher than the previous one?",
@@ -1245,16 +1245,18 @@ def endocrine(b: Builder, pts: list[Patient]):
 # ---------------------------------------------------------------- patients and caregivers, in lay words
 
 KIDNEY = ["what was {poss} last kidney number?", "{poss} kidney function number from the last blood test?",
-          "what did {poss} most recent kidney function test show", "latest kidney numbers for {obj}?"]
+          "what did {poss} most recent kidney function test show", "latest kidney numbers for {obj}?",
+          "whats {poss} latest kidny number"]
 SUGAR = ["what did {poss} last sugar test come back as?", "what was {poss} last sugar tst number", "{poss} most recent sugar test result?",
          "what was {poss} last 3-month sugar test (A1C)?", "last a1c number for {obj}?"]
 ER_TRIPS = ["how many times did {subj} go to the ER in the last {w}?", "how many emergency room visits {has} had since {y}?",
-            "how often was {subj} in the emergency room over the past {w}", "{poss} ER visits in the last {w} - how many?"]
+            "how often was {subj} in the emergency room over the past {w}", "{poss} ER visits in the last {w} - how many?",
+            "how many emergancy room trips for {obj} in the last {w}?"]
 MEDS_NOW = ["what medicines {be} supposed to be taking now?", "list of {poss} current meds please",
             "what medications {be} on right now", "which prescriptions are active for {obj}?"]
 TETANUS = ["when was {poss} last tetanus shot?", "when did {subj} last get a tetnus shot", "date of {poss} last tetanus booster"]
 WEIGHT_LB = ["how much did {subj} weigh last time, in pounds?", "{poss} most recent weight in lbs?",
-             "what's {poss} last weight in pounds"]
+             "what's {poss} last weight in pounds", "{poss} wieght last time in pounds?"]
 CHOL_PILL = ["when did {subj} start the cholesterol pill?", "when was {poss} cholesterol medicine started",
              "what date did {subj} begin taking {pp} cholesterol pill"]
 OXYGEN = ["what was {poss} oxygen level last time?", "{poss} last oxygen reading?", "how was {poss} oxygen at the last check?"]
