@@ -376,7 +376,7 @@ class ConceptResolver:
             return []
         if found or len(phrase) < 5:
             return found
-        corrected = _closest_term(self.lexicon, phrase.lower())
+        corrected = closest_term(self.lexicon, phrase.lower())
         return list(self.lexicon.expand(corrected)) if corrected else []  # type: ignore[attr-defined]
 
     @staticmethod
@@ -430,7 +430,7 @@ def _closest_term_cached(terms: tuple[str, ...], phrase: str) -> str | None:
     return best
 
 
-def _closest_term(lexicon: object, phrase: str) -> str | None:
+def closest_term(lexicon: object, phrase: str) -> str | None:
     """The lexicon term a misspelled phrase most likely meant ("staten" → "statin"), within 1–2 edits."""
     terms = getattr(lexicon, "_terms_tuple", None)
     if terms is None:

@@ -281,6 +281,15 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
             pq.intent, pq.drug = "value", None
             rest = rest[: day_of_drug.start()] + " " + rest[day_of_drug.end():]
 
+    if not drug_match and pq.window is None and not pq.around_drug and (before := _before_drug(rest)) is not None:
+        # "last Cr before she went on naproxen", "pre-naproxen creatinine", "K prior to starting hep": the values
+        # up to the drug's first order or dose (the latest of them unless the question asks the first)
+        drug, span = before
+        pq.window = Window(None, None, f"before {drug} was started", anchor="event", event=Anchor("drug", "before", name=drug))
+        rest = rest[: span[0]] + " " + rest[span[1] :]
+        if not re.search(r"\b(?:first|initial|earliest|baseline|1st)\b", rest):
+            rest = re.sub(r"\b(?:just|right|immediately|directly)\s*$", " ", rest.rstrip())
+            pq.position = "last"
     ordered = re.search(r"\b(?:prescri\w*|ordered|orders?|rx|takes?|taking)\b", rest)
     if re.search(rf"\b(?:{_given_words('verbs')})\b", rest) or (
             not ordered and re.search(r"\b(?:doses? (?:on|given)|doses)\b", rest)):
@@ -1167,6 +1176,56 @@ _AROUND_DRUG = [
                rf"{_STARTING}{_ARTICLE}{_PIVOT_DRUG}\s+(?:to|vs\.?|versus|and)\s+(?:the\s+)?(?:first\s+)?"
                r"(?:(?:one|value|result|reading|level|measurement)\s+)?(?:after|post|since)(?:\s+(?:it|that|starting|start(?:ed)?))?\b"),
 ]
+
+
+_SUBJECT = r"(?:she|he|they|i|the patient|this patient|patient|the pt|pt)"
+_BEFORE_DRUG = [
+    # "before she went on naproxen", "before he started hep", "prior to starting hep", "just before Zosyn began",
+    # "before pip/tazo was started": a start said in words, so the name is a drug or a therapy
+    re.compile(rf"\b(?:just\s+|right\s+|immediately\s+)?(?:before|prior to|preceding|ahead of)\s+(?:{_SUBJECT}\s+"
+               r"(?:was\s+|were\s+|got\s+)?(?:started|began|begun|initiated|put|went)\s+(?:on\s+|taking\s+)?|"
+               r"(?:starting|beginning|initiating|initiation of|the start of|start of|going on|being (?:started|put) on)\s+)"
+               rf"{_ARTICLE}(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)(?:\s+(?:therapy|treatment|use))?"
+               r"(?=\s*(?:[,.;:?]|$)|\s+(?:was|were|is|what|the|value|level)\b)"),
+    re.compile(rf"\b(?:just\s+|right\s+|immediately\s+)?(?:before|prior to|preceding)\s+{_ARTICLE}(?P<drug>[a-z0-9][a-z0-9 /_\-]*?)\s+"
+               r"(?:(?:therapy|treatment)\s+)?(?:was\s+|were\s+)?(?:first\s+)?(?:started|began|begun|initiated|ordered|prescribed)\b"),
+    # "pre-naproxen creatinine", "Cr prior to naproxen", "renal fxn before vanco": a drug the lexicon knows
+    re.compile(rf"\b(?:(?:just\s+|right\s+)?(?:before|prior to|preceding)\s+{_ARTICLE}|pre-)(?P<drug>[a-z][a-z0-9/_\-]*(?:\s+[a-z0-9][a-z0-9/_\-]*)?)"
+               r"(?=\s*(?:[,.;:?]|$)|\s+(?:was|were|is|what|the|value|level|creat\w*|k|gfr|egfr|potassium|labs?)\b|(?=\s))"),
+]
+
+
+_SPAN_BEFORE = re.compile(r"\b(?:day|days|morning|night|evening|afternoon|hours?|hrs?|h|weeks?|wks?|months?|mos?)\s*$")
+
+
+def _before_drug(text: str) -> tuple[str, tuple[int, int]] | None:
+    """The drug whose start a window ends at ("Cr before she went on naproxen") and the span of the phrase; a bare
+    name ("prior to naproxen", "pre-naproxen") counts only when the lexicon knows it as a drug or a drug class, so
+    "before surgery" or "pre-op" never reads as one."""
+    for index, pattern in enumerate(_BEFORE_DRUG):
+        for m in pattern.finditer(text):
+            if _SPAN_BEFORE.search(text[: m.start()]):
+                continue  # "the day before starting heparin", "6 h prior to vanc": a span the time anchors read
+            drug = m.group("drug").strip()
+            if index < 2 or _names_drug(drug):
+                return drug, m.span()
+            if " " in drug and _names_drug(first := drug.split()[0]):
+                return first, (m.start(), m.start("drug") + len(first))
+    return None
+
+
+def _names_drug(name: str) -> bool:
+    """Whether the lexicon reads ``name`` as a drug or a class of drugs, spelled right or one slip away
+    ("ceftriaxon")."""
+    from fhirqa.agent.resolver import closest_term
+
+    lexicon = _lexicon()
+    if lexicon is None or not name:
+        return False
+    if bool(lexicon.class_members(name)) or any(e.source in ("drugs", "drug_class") for e in lexicon.lookup(name)):
+        return True
+    near = closest_term(lexicon, name.lower()) if len(name) >= 5 else None
+    return near is not None and any(e.source in ("drugs", "drug_class") for e in lexicon.lookup(near))
 
 
 def _around_drug(text: str) -> tuple[str, tuple[int, int]] | None:
