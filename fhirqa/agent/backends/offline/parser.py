@@ -148,6 +148,7 @@ class ParsedQuestion:
     kind_cued: bool = True  # active_check: the words named the kind (problem, taking, allergic); else views decide
     stay_event: str | None = None  # "discharge" (a stay's end), "length" (its length of stay), "hospital_day" (its day number)
     around_drug: bool = False  # change: last value before the drug's first start → first value after it
+    asks_resolved: bool = False  # active_check asked the other way round: "is her prediabetes resolved?"
     list_category: str | None = None  # active_list "absent": the category asked to be absent (NKDA: medication)
     notes: list[str] = field(default_factory=list)
 
@@ -336,7 +337,10 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         rest = _criterion_item(rest, pq.comparison.op)
 
     rest = _value_with_date(rest)
+    rest, pq.asks_resolved = _resolved_asked(rest)
     _classify(pq, rest, now)
+    if pq.asks_resolved:
+        pq.intent, pq.list_kind = "active_check", pq.list_kind if pq.list_kind == "allergy" else "condition"
     if pq.intent == "aggregate" and pq.aggregate in ("max", "min") and pq.comparison is None:
         rest = _criterion_extreme(rest, ">" if pq.aggregate == "max" else "<")  # "how high did her fever get"
     if pq.around_drug:
@@ -1196,6 +1200,17 @@ _BEFORE_DRUG = [
 
 
 _SPAN_BEFORE = re.compile(r"\b(?:day|days|morning|night|evening|afternoon|hours?|hrs?|h|weeks?|wks?|months?|mos?)\s*$")
+
+
+def _resolved_asked(text: str) -> tuple[str, bool]:
+    """The question without its "resolved?" words, and whether it asked so ("obesity resolved?", "is the sinusitis
+    cleared up?"): a yes/no or terse question whose last words say a problem is over
+    (``question_phrases.json`` ``resolved_check``)."""
+    words = _phrases().get("resolved_check")
+    m = re.search(words["pattern"], text) if words else None
+    if m is None or not (re.match(r"^(?:is|are|was|were|has|have|had|did|does|do)\b", text) or len(text[: m.start()].split()) <= 4):
+        return text, False
+    return text[: m.start()].rstrip(), True
 
 
 def _before_drug(text: str) -> tuple[str, tuple[int, int]] | None:

@@ -2154,11 +2154,17 @@ def plan_active_check(pq: ParsedQuestion) -> Plan:
                 active = yield from _clinically_active(active, at)
     if active.get("count"):
         row = _row((yield ("get_by_index", {"records": active["handle"], "index": -1})))
+        if pq.asks_resolved:  # "is her prediabetes resolved?": No, still active
+            yield final([False], f"No: {row.get(name_field(view))} is still active (since {_day(_row_time(row))}).")
+            return
         yield final([True], f"Yes: {row.get(name_field(view))} is active (since {_day(_row_time(row))}).")
         return
     row = _row((yield ("get_by_index", {"records": found["handle"], "index": -1})))
     ended = row.get("abatement_time") or row.get("end_time")
     detail = f", ended {_day(ended)}" if ended else f", status {row.get('status') or row.get('clinical_status')}"
+    if pq.asks_resolved:
+        yield final([True], f"Yes: {row.get(name_field(view))} is no longer active (last recorded {_day(_row_time(row))}{detail}).")
+        return
     yield final([False], f"No: {row.get(name_field(view))} is not active (last recorded {_day(_row_time(row))}{detail}).")
 
 
