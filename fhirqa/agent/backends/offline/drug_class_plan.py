@@ -36,6 +36,7 @@ class DrugAsk:
     name: str
     infusion: bool
     route: str | None
+    one_drug: bool = False  # a drug named with a route: "Rocephin orally?" asks how it is given
 
 
 @lru_cache(maxsize=1)
@@ -55,21 +56,31 @@ def class_asked(pq: ParsedQuestion) -> DrugAsk | None:
 
     spec = _spec()
     text = " ".join(pq.text.lower().split())
-    if any(re.search(p, text) for p in spec["not_when"]) or not pq.entity:
+    if not pq.entity:
         return None
+    excluded = any(re.search(p, text) for p in spec["not_when"])
     words = _words(pq.entity)
     infusion_words = {w for phrase in spec["infusion_words"] for w in phrase.split()}
     infusion = any(w in infusion_words for w in words)
     if pq.intent not in _INTENTS and not (infusion and pq.intent == "active_check"):
         return None
-    route_of = {w: route for route, said in spec["routes"].items() for w in said}
-    route = next((route_of[w] for w in words if w in route_of), None)
+    spellings = sorted(((said, route) for route, said_all in spec["routes"].items() for said in said_all),
+                       key=lambda pair: -len(pair[0]))
+    # a route is read in the question's words ("going by mouth": the parser keeps only "mouth" of it)
+    route = next((route for said, route in spellings if re.search(rf"(?<![a-z.]){re.escape(said)}(?![a-z])", text)), None)
+    route_words = {w for said, _ in spellings for w in said.split()}
     frame = set(spec["frame_words"])
-    rest = [w for w in words if w not in frame and w not in route_of and w not in infusion_words]
+    rest = [w for w in words if w not in frame and w not in route_words and w not in infusion_words]
     if not rest:
         return None
     lexicon = Lexicon.load()
     phrase = " ".join(rest)
+    drug = lexicon.drug_phrase(rest) if route and not infusion else None
+    if drug and (_YES_NO.match(text) or len(words) <= 3):
+        # "Rocephin orally?", "is acetaminophen being given by mouth?": how one drug goes, whatever else is said
+        return DrugAsk(drug, False, route, one_drug=True)
+    if excluded:
+        return None
     if infusion:
         # the drug itself ("heparin drip"), as the lexicon knows it or as written (the record's name may be a brand)
         return DrugAsk(lexicon.drug_phrase(rest) or phrase, True, route)
@@ -104,6 +115,9 @@ def plan_drug_class(pq: ParsedQuestion, ask: DrugAsk) -> Generator[Call, dict[st
         yield final([False], f"No: no {what} on file for this patient (none ordered or given).")
         return True
     admin = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "administration", "field": "kind"})
+    if ask.one_drug:
+        yield from _given_by_route(found["handle"], admin, ask)
+        return True
     if not admin.get("count"):
         return False  # orders only: whether one is current is the order's status, read by the other plans
     handle = admin["handle"]
@@ -143,6 +157,28 @@ def plan_drug_class(pq: ParsedQuestion, ask: DrugAsk) -> Generator[Call, dict[st
     yield final(listed, f"{shown}: {what} given {window.label} (completed administrations; a class member given "
                         f"in that window is taken as in progress).", list_from=recent["handle"], list_field="medication_name")
     return True
+
+
+def _given_by_route(handle: str, admin: dict[str, Any], ask: DrugAsk) -> Generator[Call, dict[str, Any], None]:
+    """Yes when the drug's latest dose charted (else its latest order) goes by the asked route, else No with the route
+    it goes by."""
+    from fhirqa.agent.backends.offline.plans import NOT_GIVEN, final
+
+    source, what = (admin["handle"], "dose given") if admin.get("count") else (handle, "order")
+    if admin.get("count"):
+        for status in NOT_GIVEN:
+            given = yield ("filter_by_value", {"records": source, "op": "!=", "value": status, "field": "status"})
+            source = given.get("handle") or source
+    row = (yield ("get_by_index", {"records": source, "index": -1})).get("row") or {}
+    route = str(row.get("route") or "").lower()
+    if not route:
+        yield final([], f"The latest {ask.name} {what} ({row.get('medication_name')}, {str(row.get('time'))[:10]}) "
+                        "charts no route.", status="no-data")
+        return
+    spellings = [ask.route.lower(), *(w.lower() for w in _spec()["routes"][ask.route])]
+    matches = any(re.search(rf"(?<![a-z]){re.escape(said)}(?![a-z])", route) for said in spellings)
+    said = f"its latest {what}, {row.get('medication_name')} on {str(row.get('time'))[:10]}, goes {row.get('route')}"
+    yield final([matches], f"{'Yes' if matches else 'No'}: {said} ({_dose(row)}).")
 
 
 def _by_route(handle: str, route: str) -> Generator[Call, dict[str, Any], dict[str, Any]]:

@@ -101,6 +101,7 @@ _STOP = set(
     allergy allergies allergic intolerance intolerances reaction reactions
     mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has holding steady flat
     single one largest peak given administered received doses dose versus vs reads read shows says showed
+    admin admins administration administrations
     heaviest busiest receive receives move moved moves shift shifted
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
     rx rxs rxes yr yrs mos wk wks net
@@ -606,11 +607,8 @@ def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
                        r"\b(?:what|which|list)\b.*\b(conditions?|problems?|diagnos[ie]s|medications?|meds|prescriptions|drugs|allergies)\b.*\b(?:active|currently|taking|on|have|has|had|treated for)\b", text)
     if active and not re.search(r"\bhow many\b", text):
         kind = (active.group(1) or active.group(2) or "").rstrip("s")
-        pq.intent = "active_list"
-        pq.list_kind = "medication" if kind.startswith(("medic", "med", "prescri", "drug")) else ("allergy" if kind.startswith("allerg") else "condition")
-        if pq.window and pq.window.end is not None and pq.window.start is not None:
-            pq.at_time = pq.window.end
-        pq.window = None
+        _active_list(pq, "medication" if kind.startswith(("medic", "med", "prescri", "drug")) else
+                     ("allergy" if kind.startswith("allerg") else "condition"))
         return
     asks_whether = re.match(r"^(?:has|have|had|did|does|do|is|are|was|were)\b", text) and re.search(r"\bever\b|\bdone\b", text) and \
         not re.search(r"\bhow (?:many|often|frequently)\b|\bnumber of\b|(?:^|\s)#", text)
@@ -883,6 +881,10 @@ def _value_with_date(text: str) -> str:
 
 
 def _active_list(pq: ParsedQuestion, kind: str) -> None:
+    if kind == "medication" and pq.med_kind == "administration" and pq.window is not None:
+        # "which drugs has she received today": the doses given in that window, not the orders active at its end
+        pq.intent, pq.list_kind = "list_items", kind
+        return
     pq.intent, pq.list_kind = "active_list", kind
     if pq.window and pq.window.end is not None and pq.window.start is not None:
         pq.at_time = pq.window.end
