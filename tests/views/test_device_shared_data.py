@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
 import pytest
