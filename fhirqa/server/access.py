@@ -37,6 +37,7 @@ VIEW_TYPES: dict[str, tuple[str, ...]] = {
     "care_plan": ("CarePlan", "Condition"),
     "goal": ("Goal", "Condition"),
     "imaging": ("ImagingStudy", "Condition"),
+    "device": ("Device",),
 }
 
 

@@ -45,6 +45,7 @@ RESOURCE_TYPES = [
     "CarePlan",
     "Goal",
     "ImagingStudy",
+    "Device",
     "Practitioner",
     "Organization",
     "ExplanationOfBenefit",
@@ -62,6 +63,7 @@ VIEWS = [
     "care_plan",
     "goal",
     "imaging",
+    "device",
 ]
 
 

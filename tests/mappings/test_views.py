@@ -22,6 +22,7 @@ TIME_COLUMN = {
     "care_plan": "start_time",
     "goal": "start_time",
     "imaging": "time",
+    "device": "name",  # no time of use: a Device records none
 }
 
 
@@ -324,6 +325,8 @@ REQUIRED_COLUMNS = {
     "target_unit target_display due_time addresses_name",
     "imaging": "patient_id ref name modality modality_code body_site status time started number_of_series "
     "number_of_instances series_uid reason_name encounter_ref",
+    "device": "patient_id ref name code code_system status udi_device_identifier distinct_identifier lot_number "
+    "serial_number manufacture_date expiration_date",
 }
 
 

@@ -377,6 +377,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
     if pq.intent == "value" and pq.lexicon_views[:1] == ["medication"] and _present_cue_only(rest):
         pq.intent, pq.list_kind = "active_check", "medication"  # "statin currently?", "NSAID now?": on one now
     _history_check(pq, rest.strip())
+    _disease_not_vaccine(pq)
     _started_in_window(pq, rest)
     _event_date(pq, rest)
     stay = pq.window.event if pq.window is not None and pq.window.event is not None else None
@@ -1583,6 +1584,22 @@ def _history_check(pq: ParsedQuestion, text: str) -> None:
     views = _lexicon_views(entity)
     if views[:1] and views[0] in words.get("views", []):
         pq.intent, pq.entity, pq.lexicon_views = "exists", entity, views
+
+
+def _disease_not_vaccine(pq: ParsedQuestion) -> None:
+    """"hx of covid?", "ever had covid?", "prior covid infection on record?": an item that is both a disease and the
+    target of a vaccine means the disease unless a vaccine word points at the vaccines ("covid vaccine?"): the
+    immunizations are not searched, since a vaccine is not the disease (``question_words.json``
+    ``disease_over_vaccine``)."""
+    rule = _question_words().get("disease_over_vaccine") or {}
+    disease, vaccine = rule.get("disease"), rule.get("vaccine")
+    lexicon = _lexicon()
+    if not disease or not vaccine or vaccine in pq.hinted or not pq.entity or lexicon is None:
+        return
+    read = {str(getattr(e, "view", "")) for e in lexicon.expand(pq.entity)}
+    if {disease, vaccine} <= read:
+        pq.views = [v for v in pq.views if v != vaccine]
+        pq.lexicon_views = [v for v in pq.lexicon_views if v != vaccine]
 
 
 def _says_started(text: str) -> bool:

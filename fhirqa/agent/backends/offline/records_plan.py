@@ -47,6 +47,7 @@ class Route:
     over_notes: bool = False  # a coded column of a visit ("reason for the last visit?") is read before its note
     attainment: bool = False  # "A1c goal met?": the latest measurement against the goal's target
     kind_check: bool = False  # "last imaging an x-ray?": whether the latest record is of the kind named
+    by_item: bool = False  # a word naming one record routed the question ("uses a CPAP?": the device view)
 
 
 def view_spec(view: str) -> dict[str, Any]:
@@ -70,14 +71,20 @@ def route(pq: ParsedQuestion) -> Route | None:
         asked = next((f for f in data["fields"] if view in f["views"] and re.search(f["cue"], text)
                       and pq.intent in f.get("when", [pq.intent]) and not re.search(f.get("unless", "(?!)"), text)), None)
         named = _matches(spec.get("name_cues", []), text)  # "last visit for X": X names the records
+        item = _matches(spec.get("items", []), text)  # "uses a CPAP?": a word naming one record of the view
+        elsewhere = _matches(spec.get("items_elsewhere", []), text)  # "pacemaker?": also charted elsewhere
+        if (item or elsewhere) and not noun and re.search(spec.get("unless", "(?!)"), text):
+            item = elsewhere = False  # "when was the pacemaker placed?": the placement is a procedure
         if spec.get("needs_field"):
             # a view with plans of its own is routed here only for a column or a kind it names
             if not ((asked or kind_codes or named) and (noun or (asked or {}).get("routes"))):
                 continue
-        elif not (noun or kind_codes or (asked or {}).get("routes")):
+        elif not (noun or kind_codes or item or elsewhere or (asked or {}).get("routes")):
             continue
         got = Route(view, kind_field=kinds.get("field") if kind_codes else None,
-                    codes=[c for codes in kind_codes for c in codes], kind_only=not noun and bool(kinds.get("fallback")))
+                    codes=[c for codes in kind_codes for c in codes],
+                    kind_only=not noun and (bool(kinds.get("fallback")) or (elsewhere and not item)))
+        got.by_item = item or elsewhere
         got.asked = asked
         got.active = bool(re.search(data["active"], text))
         entity = _with_aliases(pq.entity.lower(), text, spec)
@@ -101,7 +108,7 @@ def route(pq: ParsedQuestion) -> Route | None:
         got.dated = bool(spec.get("dated") and asked is None and re.search(data["dated"], text))
         got.over_notes = bool(spec.get("over_notes") and (asked is not None or named)
                               and not re.search(spec.get("note_words", "(?!)"), text))
-        if got.kind_only and got.name:
+        if got.kind_only and got.name and not got.by_item:
             return None  # "chest x-ray done?": a named procedure, answered where procedures are
         return got
     return None
@@ -143,6 +150,9 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         return True
     noun = spec["noun"]
     info = view_info(got.view)
+    intent = pq.intent
+    if spec.get("presence") and got.name and got.asked is None and intent == "value":
+        intent = "exists"  # "uses a CPAP?", "walker?": whether the record holds one (a device has no value)
     kind = f"{'/'.join(got.codes)} " if got.codes else ""  # "medication allergies", "US imaging studies"
     what = f"'{got.name}' among the {kind}{noun}" if got.name else f"{kind}{noun}"
     args: dict[str, Any] = {"view": got.view}
@@ -178,17 +188,17 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         return False  # nothing coded here: the other views, or the visit's note, may answer
     asked = got.asked
     if not count:
-        if pq.intent == "count" and not (asked or {}).get("value"):
+        if intent == "count" and not (asked or {}).get("value"):
             yield final([0], f"The record has no {what}; the count is 0.")
-        elif pq.intent in ("exists", "active_check"):
+        elif intent in ("exists", "active_check"):
             yield final([False], f"No: the record has no {what}.")
-        elif not got.name and asked is None and pq.intent not in ("time_of", "time_since") and not got.dated:
+        elif not got.name and asked is None and intent not in ("time_of", "time_since") and not got.dated:
             yield final([], f"The record has no {what}.")
         else:
             yield final([], f"The record has no {what}.", status="no-data")
         return True
     status_field = spec.get("status_field", "status")
-    if pq.intent == "count" and not (asked or {}).get("value"):
+    if intent == "count" and not (asked or {}).get("value"):
         if got.active and not got.name:  # "how many active care plans?"
             active = yield ("filter_by_value", {"records": handle, "op": "==", "value": "active", "field": status_field})
             if not active.get("count"):
@@ -221,16 +231,33 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         written = _day(value) if asked["field"].endswith("_time") else value
         yield final([value], f"{row.get(info.name_field) or what}{on_day}: {asked['label']} {written}.")
         return True
-    if got.name and (pq.intent == "active_check" or got.active):
+    if got.name and (intent == "active_check" or got.active) and not info.time_field:
+        # no time to say which record is the latest: any of them in force ("is the wheelchair active?")
+        active = yield ("filter_by_value", {"records": handle, "op": "==", "value": "active", "field": status_field})
+        states = yield ("extract_field_value", {"records": active.get("handle") if active.get("count") else handle,
+                                                "field": status_field, "distinct": True})
+        shown = [str(v["value"]) for v in states.get("values", []) if isinstance(v, dict)]
+        yield final([bool(active.get("count"))], f"{'Yes' if active.get('count') else 'No'}: '{got.name}' among the "
+                    f"{noun} is {' / '.join(shown) or 'without a status'}.")
+        return True
+    if got.name and (intent == "active_check" or got.active):
         row = (yield ("get_by_index", {"records": handle, "index": -1})).get("row") or {}
         status = row.get(status_field)
+        since = f" (since {_day(row.get(info.time_field))})" if info.time_field and row.get(info.time_field) else ""
         yield final([status == "active"], f"{'Yes' if status == 'active' else 'No'}: {row.get(info.name_field)} is "
-                    f"{status or 'without a status'} (since {_day(row.get(info.time_field))}).")
+                    f"{status or 'without a status'}{since}.")
         return True
-    if pq.intent in ("time_of", "time_since") or (got.dated and pq.intent == "value" and not pq.yes_no):
+    if (intent in ("time_of", "time_since") or (got.dated and intent == "value" and not pq.yes_no)) and not info.time_field:
+        # "when did she get her wheelchair?": a device records no date of use (its manufacture date is none)
+        names = yield ("extract_field_value", {"records": handle, "field": info.name_field, "distinct": True})
+        shown = [str(v["value"]) for v in names.get("values", []) if isinstance(v, dict)]
+        yield final([], f"{'; '.join(shown) or what}: on record without a date; the record gives no date of use "
+                        f"for {noun}.", status="no-data")
+        return True
+    if intent in ("time_of", "time_since") or (got.dated and intent == "value" and not pq.yes_no):
         row = (yield ("get_by_index", {"records": handle, "index": 0 if pq.position == "first" else -1})).get("row") or {}
         when = row.get(info.time_field)
-        if pq.intent == "time_since":
+        if intent == "time_since":
             offset = yield ("calculate_time_offset", {"start": when, "unit": pq.time_unit})
             yield final([offset["value"]], f"{offset['value']} {pq.time_unit} since {row.get(info.name_field)} on {_day(when)}.",
                         unit=pq.time_unit)
@@ -238,7 +265,7 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         word = "first" if pq.position == "first" else "last"
         yield final([when], f"The {word} of the {what} ({row.get(info.name_field)}) was on {_day(when)}.")
         return True
-    if pq.intent == "exists" or (got.name and pq.yes_no):
+    if intent == "exists" or (got.name and pq.yes_no):
         names = yield ("extract_field_value", {"records": handle, "field": info.name_field, "distinct": True})
         shown = [str(v["value"]) for v in names.get("values", []) if isinstance(v, dict)]
         span = found.get("time_range") or {}
