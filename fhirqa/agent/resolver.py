@@ -240,6 +240,12 @@ class ConceptResolver:
                     return Resolution([], kept[:5], how="specimen")
                 phrase, names = narrowed, kept
         resolution = self._resolve(view, phrase, names)
+        if not resolution.matched and "/" in phrase and not re.search(r"\d", phrase):
+            # "Td/Tdap", "pneumovax/prevnar": either one, when the whole is no name (a drug pair "pip/tazo" is one)
+            parts = [self._resolve(view, part, names) for part in phrase.split("/") if len(part.strip()) > 1]
+            union = list(dict.fromkeys(n for part in parts if not part.ambiguous for n in part.matched))
+            if len(parts) > 1 and union:
+                resolution = Resolution(union, how="alternatives")
         if view == "observation" and len(resolution.matched) > 1:
             resolution.matched = _by_property(phrase, resolution.matched)
         # A panel (blood pressure) carries no value of its own: it means its components.

@@ -246,6 +246,10 @@ SHOTS = {**ADULT, "immunization": [shot("i1", "Influenza, seasonal, injectable, 
     ("needs flu vaccine this season?", [True]),
     ("has she had her flu shot this season?", [False]),
     ("tetanus booster due?", [True]),  # Td 2013-07-01: more than 10 years before 2024-06-15
+    # "current?" and "up to date?" ask the negation of due (session 18: once answered as if asking "due?")
+    ("flu vax up to date (this season)?", [False]),
+    ("flu shot this season?", [False]),
+    ("tdap current? (10 yr rule)", [False]),
 ])
 def test_due_for_a_vaccine_is_judged_by_the_adult_schedule_rule(question: str, answer: list[bool]) -> None:
     got = ask(question, SHOTS)
@@ -258,6 +262,11 @@ def test_a_dose_this_season_or_interval_is_not_due() -> None:
                                         shot("i5", "Tdap", "2019-05-01T10:00:00")]}
     assert ask("due for a Td booster?", recent)["answer"] == [False]
     assert ask("flu shot due?", recent)["answer"] == [False]
+    assert ask("tdap current? (10 yr rule)", recent)["answer"] == [True]
+    assert ask("flu vax up to date (this season)?", recent)["answer"] == [True]
+    # a vaccine pair written with a slash is either one; a vaccine has no value, only whether it was given
+    assert ask("Td/Tdap within the last 10 yrs?", recent)["answer"] == [True]
+    assert ask("Td/Tdap within the last 3 yrs?", recent)["answer"] == [False]
 
 
 def test_a_vaccine_without_a_rule_keeps_the_no_schedule_answer() -> None:
@@ -295,10 +304,14 @@ def test_higher_a_year_ago_is_not_read_as_higher_now() -> None:
     assert got["answer"] != [True]  # 81.0 a year ago is lower than 84.0 now: never a Yes
 
 
-def test_a_child_is_not_judged_by_the_adult_schedule() -> None:
+def test_a_child_is_judged_by_the_influenza_rule_but_not_by_the_adult_tetanus_booster() -> None:
+    # CDC/ACIP: an influenza vaccine each season from 6 months of age; the 10-year Td booster is an adult rule
     child = {**SHOTS, "patient": [{"patient_id": "p1", "ref": "Patient/p1", "birth_date": "2015-04-02", "gender": "female"}]}
-    got = ask("is she due for a flu shot?", child)
+    assert ask("is she due for a flu shot?", child)["answer"] == [True]  # the last, 2023-03-02, is of the season before
+    got = ask("is she due for a tetanus booster?", child)
     assert got["answer"] != [True] and "does not apply at 9 years" in got["text"]
+    infant = {**SHOTS, "patient": [{"patient_id": "p1", "ref": "Patient/p1", "birth_date": "2024-03-01", "gender": "female"}]}
+    assert "does not apply at 3 months" in ask("is she due for a flu shot?", infant)["text"]
 
 
 def test_a_change_over_a_window_cites_only_the_values_it_compares() -> None:

@@ -131,8 +131,10 @@ def _by_rule(pq: ParsedQuestion, rule: dict[str, Any]) -> Generator[Call, dict[s
         return "The record gives no birth date, so the adult schedule cannot be said to apply."
     now_day = pq.now.date()
     age = now_day.year - born.year - ((now_day.month, now_day.day) < (born.month, born.day))
-    if age < int(rule.get("min_age") or 0):
-        return f"The adult {rule['name']} schedule fhirqa knows does not apply at {age} years."
+    months = (now_day.year - born.year) * 12 + now_day.month - born.month - (now_day.day < born.day)
+    if months < float(rule.get("min_age") or 0) * 12:
+        said = f"{age} years" if age else f"{months} months"
+        return f"The {rule['name']} schedule fhirqa knows does not apply at {said}."
     found = yield ("get_resources", {"view": "immunization"})
     doses: list[str] = []
     if found.get("count"):

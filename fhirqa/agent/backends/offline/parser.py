@@ -376,6 +376,9 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
         pq.intent, pq.list_kind = "exists", None  # "is she on dialysis?": not a drug, whether it is recorded
     if pq.intent == "value" and pq.lexicon_views[:1] == ["medication"] and _present_cue_only(rest):
         pq.intent, pq.list_kind = "active_check", "medication"  # "statin currently?", "NSAID now?": on one now
+    if pq.intent == "value" and pq.window is not None and pq.lexicon_views[:1] == ["immunization"] and not re.search(
+            r"\b(?:what|which|when|how|last|latest|recent|first|date|dates|dose|name)\b", rest):
+        pq.intent = "exists"  # "Td/Tdap within the last 10 yrs?": a vaccine has no value, only whether it was given
     _history_check(pq, rest.strip())
     _disease_not_vaccine(pq)
     _started_in_window(pq, rest)

@@ -270,7 +270,8 @@ def plan_records(pq: ParsedQuestion, got: Route) -> Generator[Call, dict[str, An
         shown = [str(v["value"]) for v in names.get("values", []) if isinstance(v, dict)]
         span = found.get("time_range") or {}
         latest = f", most recently on {_day(span.get('latest'))}" if isinstance(span, dict) and span.get("latest") else ""
-        yield final([True], f"Yes: {'; '.join(shown) or what}{latest}.")
+        # "any devices documented? which ones": the list itself answers
+        yield final(shown if _asks_which_too(pq.text) and shown else [True], f"Yes: {'; '.join(shown) or what}{latest}.")
         return True
     if got.active and not got.name:
         active = yield ("filter_by_value", {"records": handle, "op": "==", "value": "active", "field": status_field})
@@ -372,3 +373,12 @@ def _note_may_say(pq: ParsedQuestion) -> bool:
     from fhirqa.agent.backends.offline.plans import note_value, note_visit
 
     return note_visit(pq) is not None or note_value(pq) is not None
+
+
+def _asks_which_too(text: str) -> bool:
+    """Whether a yes/no question also asks which ("any devices documented? which ones"): ``question_phrases.json``
+    ``which_too``."""
+    from fhirqa.project import lexicon_file
+
+    pattern = (lexicon_file("question_phrases.json").get("which_too") or {}).get("pattern")
+    return bool(pattern and re.search(pattern, " ".join(text.lower().split())))
