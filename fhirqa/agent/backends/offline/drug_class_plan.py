@@ -175,7 +175,8 @@ def _given_by_route(handle: str, admin: dict[str, Any], ask: DrugAsk) -> Generat
         yield final([], f"The latest {ask.name} {what} ({row.get('medication_name')}, {str(row.get('time'))[:10]}) "
                         "charts no route.", status="no-data")
         return
-    spellings = [ask.route.lower(), *(w.lower() for w in _spec()["routes"][ask.route])]
+    asked = ask.route or ""
+    spellings = [asked.lower(), *(w.lower() for w in _spec()["routes"].get(asked, []))]
     matches = any(re.search(rf"(?<![a-z]){re.escape(said)}(?![a-z])", route) for said in spellings)
     said = f"its latest {what}, {row.get('medication_name')} on {str(row.get('time'))[:10]}, goes {row.get('route')}"
     yield final([matches], f"{'Yes' if matches else 'No'}: {said} ({_dose(row)}).")

@@ -1228,25 +1228,27 @@ def _before_drug(text: str) -> tuple[str, tuple[int, int]] | None:
             if _SPAN_BEFORE.search(text[: m.start()]):
                 continue  # "the day before starting heparin", "6 h prior to vanc": a span the time anchors read
             drug = m.group("drug").strip()
-            if index < 2 or _names_drug(drug):
+            if index < 2 or _names_drug_or_slip(drug):
                 return drug, m.span()
-            if " " in drug and _names_drug(first := drug.split()[0]):
+            if " " in drug and _names_drug_or_slip(first := drug.split()[0]):
                 return first, (m.start(), m.start("drug") + len(first))
     return None
 
 
-def _names_drug(name: str) -> bool:
-    """Whether the lexicon reads ``name`` as a drug or a class of drugs, spelled right or one slip away
-    ("ceftriaxon")."""
+def _names_drug_or_slip(name: str) -> bool:
+    """Whether ``name`` as a whole is a drug or a drug class the lexicon knows, spelled right or one slip away
+    ("ceftriaxon"; "naproxen creatinine" is not: a drug and a test)."""
     from fhirqa.agent.resolver import closest_term
 
     lexicon = _lexicon()
     if lexicon is None or not name:
         return False
-    if bool(lexicon.class_members(name)) or any(e.source in ("drugs", "drug_class") for e in lexicon.lookup(name)):
-        return True
+
+    def known(phrase: str) -> bool:
+        return bool(lexicon.class_members(phrase)) or any(e.source in ("drugs", "drug_class") for e in lexicon.lookup(phrase))
+
     near = closest_term(lexicon, name.lower()) if len(name) >= 5 else None
-    return near is not None and any(e.source in ("drugs", "drug_class") for e in lexicon.lookup(near))
+    return known(name) or (near is not None and known(near))
 
 
 def _around_drug(text: str) -> tuple[str, tuple[int, int]] | None:
