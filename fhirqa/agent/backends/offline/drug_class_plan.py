@@ -112,7 +112,10 @@ def plan_drug_class(pq: ParsedQuestion, ask: DrugAsk) -> Generator[Call, dict[st
     fuzzy = str(found.get("resolved_by", "")).startswith("fuzzy")
     what = f"{ask.route + ' ' if ask.route else ''}{ask.name}"
     if not found.get("count") or fuzzy or found.get("ambiguous"):
-        yield final([False], f"No: no {what} on file for this patient (none ordered or given).")
+        if re.match(r"^(?:which|what)\b", " ".join(pq.text.lower().split())):  # "which statin is he on?": none
+            yield final([], f"None: no {what} on file for this patient (none ordered or given).")
+        else:
+            yield final([False], f"No: no {what} on file for this patient (none ordered or given).")
         return True
     admin = yield ("filter_by_value", {"records": found["handle"], "op": "==", "value": "administration", "field": "kind"})
     if ask.one_drug:

@@ -101,7 +101,7 @@ _STOP = set(
     allergy allergies allergic intolerance intolerances reaction reactions
     mr mrs ms miss dr full whole passed elapsed very carry carries carried done have has holding steady flat
     single one largest peak given administered received doses dose versus vs reads read shows says showed
-    admin admins administration administrations
+    admin admins administration administrations sig sigs
     heaviest busiest receive receives move moved moves shift shifted
     trip trips went go going visit visits seen drop dropped dip dipped rise rose fall fell climb climbed
     rx rxs rxes yr yrs mos wk wks net
@@ -363,6 +363,7 @@ def parse(question: str, now: datetime, names: tuple[str, ...] = ()) -> ParsedQu
                    "microgram": "mcg"}.get(asked_in.group(1), asked_in.group(1))
     pq.entity = "" if pq.stay_event else _written_case(_entity(rest, pq), question)
     pq.entity = _class_with_example(pq.entity)
+    _worst_best(pq)
     if pq.views == ["allergy"] and pq.intent == "value" and pq.entity and not re.search(
             r"\b(?:reactions?|severity|severe|critical\w*|when|date|onset|since|type|kind|category|status|what)\b", rest):
         # "codeine allergy?", "latex allergy?": whether the list holds it (a yes/no), not the entry's value
@@ -467,7 +468,8 @@ def _find_comparison(text: str) -> tuple[Comparison, tuple[int, int]] | None:
 
 def _classify(pq: ParsedQuestion, text: str, now: datetime) -> None:
     """Intent, position, aggregate and their parameters from cue words."""
-    first = re.search(r"\b(?:first|initial|earliest|baseline|original|oldest|1st|start|started|begin|began|initiated|commenced)\b", text)
+    first = re.search(r"\b(?:first|initial|earliest|baseline|original|oldest|1st|start|started|begin|began|initiated|commenced)\b|"
+                      r"\b(?:go|went|gone|was put|were put|got put|get put|was placed)\s+on\b", text)
     # "date of asthma dx" asks when it was diagnosed: the first time, unless the question says otherwise
     diagnosed = re.search(r"\bdx\b|\bdiagnos\w*|\bonset\b", text) and not re.search(r"\b(?:last|latest|most recent|recent)\b", text)
     pq.position = "first" if first or diagnosed else "last"
@@ -912,6 +914,21 @@ def asks_range(text: str) -> bool:
     """True when ``text`` asks for the lowest and highest values ("BP range this year", "how variable is her sugar")."""
     words = _range_words()
     return words is not None and bool(words[0].search(text)) and not words[1].search(text)
+
+
+def _worst_best(pq: ParsedQuestion) -> None:
+    """"Worst eGFR" is the lowest, "worst creatinine" the highest; "best" the other way round
+    (``question_phrases.json`` ``worst_best``)."""
+    text = pq.text.lower()
+    worst, best = re.search(r"\bworst\b", text), re.search(r"\bbest\b", text)
+    if not (worst or best) or not pq.entity or pq.intent not in ("aggregate", "value", "time_of", "exists"):
+        return
+    pq.entity = re.sub(r"\s+", " ", re.sub(r"\b(?:worst|best)\b", " ", pq.entity)).strip() or pq.entity
+    words = (_phrases().get("worst_best") or {}).get("low_is_bad") or []
+    low_bad = bool(words) and re.search(rf"\b(?:{_alternation(words)})\b", pq.entity.lower()) is not None
+    if pq.intent in ("value", "exists"):
+        pq.intent = "aggregate"  # "best A1c ever": a value, not whether one exists
+    pq.aggregate = ("min" if low_bad else "max") if worst else ("max" if low_bad else "min")
 
 
 def _aggregate(text: str) -> str | None:

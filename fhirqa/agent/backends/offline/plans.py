@@ -861,6 +861,8 @@ def plan_value(pq: ParsedQuestion) -> Plan:
     # Names one lexicon concept resolved to are one analyte ("WBC Auto" and "Leukocytes … Automated count");
     # a panel's components are several (systolic, diastolic), and so are a lab group's member tests ("CBC")
     one_concept = how.startswith("lexicon") and "components" not in how and not (view == "observation" and how == "lexicon:class")
+    # a visit has no analytes: "last time she was in the ED" is the latest visit of every name the words found
+    one_concept = one_concept or view == "encounter"
     groups = [found.get("items") or []] if one_concept else item_groups(found.get("items") or [])
     answers: list[Any] = []
     parts: list[str] = []
