@@ -66,6 +66,14 @@ class StorePatientRows:
         self._rows: dict[str, list[dict[str, Any]]] = {}
         self._cache = cache if generation is not None else None
         self._generation = generation or ("", 0)
+        self._names: frozenset[str] | None = None
+
+    def _present(self) -> frozenset[str]:
+        """Names of the tables and views the store's connection can read, looked up once."""
+        if self._names is None:
+            rows = self._connection().execute("SELECT table_name FROM information_schema.tables").fetchall()
+            self._names = frozenset(str(name) for (name,) in rows)
+        return self._names
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
@@ -81,6 +89,10 @@ class StorePatientRows:
         if view not in self._rows:
             # The view name is interpolated into SQL, so only catalog names get this far.
             info = view_info(view)
+            if info.name not in self._present():
+                # a store built before this view existed (the next ingest builds it): it holds none of its rows
+                self._rows[view] = []
+                return self._rows[view]
             sql = f"SELECT * FROM {info.name} WHERE patient_id = ?"
             result = self._store.query(sql, [self.patient_id], con=self._connection(), limit=ROW_LIMIT)
             if result.truncated:  # an answer over part of the record would be wrong without saying so

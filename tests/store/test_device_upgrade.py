@@ -1,4 +1,5 @@
-"""A store built before fhirqa had a device view (no Device map, no device.sql) gets one on its next ingest.
+"""A store built before fhirqa had a device view (no Device map, no device.sql) gets one on its next ingest; until
+then its questions read the missing view as empty.
 
 Devices ingested then were kept as resources; the upgrade runs the new Device map over them and builds the view, even
 when the next ingest brings nothing but an unrelated Observation.
@@ -35,6 +36,11 @@ def test_devices_stored_before_the_device_view_existed_reach_it_on_the_next_inge
     ingest([FileSource([write_ndjson(tmp_path / "a.ndjson", [patient("p1"), wheelchair("d1", "p1")])])], db)
     assert "device" not in Store(db).view_names()
     monkeypatch.undo()  # upgraded
+
+    # before the next ingest the store has no device view: a question reads it as holding no devices, never an error
+    from fhirqa.agent.patient_rows import StorePatientRows
+
+    assert StorePatientRows(Store(db), "p1").rows("device") == []
 
     report = ingest([FileSource([write_ndjson(tmp_path / "b.ndjson", [observation("o1", "p1")])])], db)
 
