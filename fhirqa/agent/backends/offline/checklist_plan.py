@@ -55,6 +55,9 @@ def checklist_parts(pq: ParsedQuestion) -> list[str] | None:
     for part in (p for p in parts if p):
         if merged and part.startswith("("):  # "febrile in the ED? (H&P 10/13/2025)": a qualifier of the part before
             merged[-1] = f"{merged[-1]} {part}"
+        elif merged and re.fullmatch(r"(?:in|as)\s+[\w/%°.\[\]]+\??", part, flags=re.IGNORECASE):
+            # "vitamin B12: how long on it, in yrs?": a unit only, the part before asked in it
+            merged[-1] = f"{merged[-1]}, {part}"
         elif merged and not names_something(parse(f"{subject} {part}".strip() + "?", now)):
             # "triglycerides in the past year? most recent one", "sodium, in mmol/L": it asks on about the part before
             merged[-1] = f"{merged[-1]}, {part}"

@@ -34,6 +34,7 @@ from fhirqa.agent.backends.offline.dose_status_plan import not_given_question, p
 from fhirqa.agent.backends.offline.dose_tally_plan import plan_tally, tally_asked
 from fhirqa.agent.backends.offline.drug_class_plan import class_asked, plan_drug_class
 from fhirqa.agent.backends.offline.due_plan import due_question, plan_due
+from fhirqa.agent.backends.offline.duplicate_plan import duplicate_asked, plan_duplicates
 from fhirqa.agent.backends.offline.events_plan import events_asked, plan_events, plan_prn, prn_asked
 from fhirqa.agent.backends.offline.given_list_plan import given_list_asked, plan_given_list
 from fhirqa.agent.backends.offline.growth_plan import growth_question, plan_growth
@@ -116,6 +117,8 @@ FRAMES: tuple[Frame, ...] = (
     Frame("checklist", checklist_parts, plan_checklist),
     # "summarize her notes", "notes since Monday", "who wrote the last note?": the notes as documents
     Frame("notes as documents", notes_asked, plan_note_list),
+    # "same med on the active list twice?", "duplicate therapy?": active orders sharing an ingredient
+    Frame("duplicate therapy", duplicate_asked, plan_duplicates),
     # "what meds did he get today?", "which drugs has she received today": the doses given in the window, none named
     Frame("given in a window", given_list_asked, plan_given_list),
     # "o/n events", "what happened overnight?", "anything new since 7a?": every kind of event in the window

@@ -20,7 +20,11 @@ Call = tuple[str, dict[str, Any]]
 _FILLER = frozenset({"how", "many", "days", "day", "long", "has", "have", "had", "was", "were", "is", "did", "she",
                      "he", "they", "the", "patient", "pt", "been", "on", "getting", "receiving", "taking", "get",
                      "receive", "take", "what", "of", "it", "number", "no", "count", "duration", "therapy",
-                     "treatment", "her", "his", "their", "my", "course", "so", "far", "now", "currently"})
+                     "treatment", "her", "his", "their", "my", "course", "so", "far", "now", "currently", "yrs", "yr",
+                     "years", "year", "months", "month", "mos", "wks", "wk", "weeks", "week", "in"})
+
+
+_DAYS_PER = {"years": 365.25, "months": 30.44, "weeks": 7.0}
 
 
 @lru_cache(maxsize=1)
@@ -29,6 +33,20 @@ def _spec() -> tuple[re.Pattern[str], float]:
 
     spec = lexicon_file("therapy_duration.json")
     return re.compile("|".join(f"(?:{p})" for p in spec["asks"])), float(spec["gap_hours"])
+
+
+@lru_cache(maxsize=1)
+def _units() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    from fhirqa.project import lexicon_file
+
+    units = lexicon_file("therapy_duration.json").get("units", {})
+    return tuple((unit, re.compile(rf"\b(?:{'|'.join(words)})\b")) for unit, words in units.items())
+
+
+def _asked_unit(text: str) -> str | None:
+    """The unit a length is asked in ("yrs on Pulmicort?": years), None for days."""
+    lowered = " ".join(text.lower().split())
+    return next((unit for unit, pattern in _units() if pattern.search(lowered)), None)
 
 
 def therapy_asked(pq: ParsedQuestion) -> str | None:
@@ -59,6 +77,13 @@ def plan_therapy_days(pq: ParsedQuestion, drug: str) -> Generator[Call, dict[str
     if course["days"] > 365:
         span += f" (about {course['days'] / 365.25:.0f} years)"
     earlier = f" ({len(courses) - 1} earlier course{'s' if len(courses) > 2 else ''} on file)" if len(courses) > 1 else ""
+    unit = _asked_unit(pq.text)
+    if unit is not None:  # "yrs on Pulmicort?": completed years, the days said beside them
+        length = int(course["days"] // _DAYS_PER[unit])
+        state = "so far" if course.get("ongoing") else "(not given now)"
+        yield final([length], f"{length} {unit} {state}: {course['name']} {span} ({course['days']} days{doses}), read "
+                              f"from its {read}{earlier}.", unit=unit)
+        return
     if course.get("ongoing"):
         yield final([course["days"]], f"Day {course['days']} of {drug}: {course['name']} {span}{doses}, read from its "
                                       f"{read}{earlier}.", unit="days")
