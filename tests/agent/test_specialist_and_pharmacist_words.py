@@ -45,7 +45,7 @@ def ask(question: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("question", "rows", "pick"), [
     ("worst eGFR she's had", EGFR, min), ("worst creatinine?", CR, max), ("best A1c ever", A1C, min),
-    ("best eGFR?", EGFR, max),
+    ("best eGFR?", EGFR, max), ("worst (highest) eGFR?", EGFR, max),  # an extreme written out wins
 ])
 def test_worst_and_best_follow_the_direction_that_is_bad_for_the_item(question, rows, pick) -> None:
     expected = pick(rows, key=lambda r: r["value"])

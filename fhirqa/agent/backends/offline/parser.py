@@ -924,6 +924,8 @@ def _worst_best(pq: ParsedQuestion) -> None:
     if not (worst or best) or not pq.entity or pq.intent not in ("aggregate", "value", "time_of", "exists"):
         return
     pq.entity = re.sub(r"\s+", " ", re.sub(r"\b(?:worst|best)\b", " ", pq.entity)).strip() or pq.entity
+    if _aggregate(re.sub(r"\b(?:worst|best)\b", " ", text)) in ("max", "min"):
+        return  # "the worst (highest) HDL": the question says which extreme
     words = (_phrases().get("worst_best") or {}).get("low_is_bad") or []
     low_bad = bool(words) and re.search(rf"\b(?:{_alternation(words)})\b", pq.entity.lower()) is not None
     if pq.intent in ("value", "exists"):
