@@ -4,7 +4,8 @@ is computed from the rows.
 1. "worst eGFR" is the lowest, "worst creatinine" the highest, "best A1c" the lowest (``worst_best``);
 2. "when did she go on Glucophage" asks the start (the first order), not the latest one;
 3. "last time she was in the emergency dept?" is the latest visit whichever name it carries (a class and a type);
-4. "which statin is he on?" with none is an empty answer, not a No; "simva sig" names simvastatin.
+4. "which statin is he on?" with none is an empty answer, not a No;
+5. "how many ED visits and why?" is the count, and each visit's day and reason.
 """
 
 from __future__ import annotations
@@ -70,3 +71,12 @@ def test_which_member_of_an_absent_class_is_none() -> None:
     got = ask("which statin is he on?")
     assert got["answer"] == [] and got["status"] == "answered" and got["text"].startswith("None")
     assert ask("is he on a statin?")["answer"] == [False]
+
+
+def test_how_many_visits_and_why_gives_each_visits_reason() -> None:
+    visits = [{**v, "reason_name": reason} for v, reason in zip(VISITS, ["Syncope", "Atypical chest pain", None], strict=True)]
+    emergency = [v for v in visits if v["class_code"] == "EMER"]
+    got = offline_answer("how many ED visits and why?", {**VIEWS, "encounter": visits}, NOW)
+    assert got["answer"] == [len(emergency)]
+    for visit in emergency:
+        assert f"{visit['start_time'].date().isoformat()} {visit['reason_name']}" in got["text"]

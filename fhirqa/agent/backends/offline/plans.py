@@ -1081,7 +1081,16 @@ def plan_count(pq: ParsedQuestion) -> Plan:
         return
     counted = yield ("count_values", {"records": handle})
     window = f" {pq.window.label}" if pq.window else ""
-    yield final([counted["count"]], f"{counted['count']} {label}{window}.")
+    reasons = ""
+    if encounter_question and re.search(r"\b(?:why|reasons?|what for)\b", pq.text.lower()):
+        # "how many ED visits and why?": the count, and each visit's day and reason
+        listed = []
+        for index in range(min(int(counted["count"]), 20)):
+            row = _row((yield ("get_by_index", {"records": handle, "index": index})))
+            listed.append(f"{_day(_row_time(row))} {row.get('reason_name') or 'no reason recorded'}")
+        more = f"; and {int(counted['count']) - 20} more" if int(counted["count"]) > 20 else ""
+        reasons = f" By visit: {'; '.join(listed)}{more}."
+    yield final([counted["count"]], f"{counted['count']} {label}{window}.{reasons}")
 
 
 def _class_label(pq: ParsedQuestion) -> str:
