@@ -154,6 +154,9 @@ def test_since_last_time_compares_the_latest_result_with_the_one_before_and_give
     got = ask("did my sugar test go up since last time?", ADULT_VIEWS)  # the A1c, not the glucose: 6.4 → 6.1
     assert got["answer"] == [False] and "6.4" in got["text"] and "6.1" in got["text"]
     assert ask("did my total cholesterol go down since last time?", ADULT_VIEWS)["answer"] == [True]
+    # a consultant's shorthand (session 18): the direction word, then the result it is compared with
+    assert ask("A1c up vs prior?", ADULT_VIEWS)["answer"] == [False]
+    assert ask("A1c higher than the previous one?", ADULT_VIEWS)["answer"] == [False]
 
 
 def test_worse_follows_the_tests_polarity_a_falling_egfr_is_worse():

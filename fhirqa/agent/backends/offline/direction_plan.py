@@ -59,7 +59,8 @@ def direction_question(pq: ParsedQuestion) -> Direction | None:
         return None
     text = " ".join(re.sub(r"[?!,;()]", " ", pq.text.lower().replace("’", "'")).split())
     # "hgb dropping?", "cr bumped?": a direction word ending the question asks yes or no as "is it …?" does
-    bare = re.search(rf"\b(?:{_alt([*spec['up'], *spec['down']])})\W*$", text) is not None
+    # ("A1c up vs prior?", "K higher than the previous one?": the same, with the result compared with said after it)
+    bare = re.search(rf"\b(?:{_alt([*spec['up'], *spec['down']])})(?:\s+(?:{_alt(spec['previous'])}))?\W*$", text) is not None
     if not (bare or re.match(r"^(?:did|has|have|is|are|was|were|do|does|am)\b", text)) or re.search(r"\bhow (?:much|many)\b", text):
         return None  # "how much did it go up" is a change; only yes/no and choice forms are directions
     if pq.window is not None and names_time_back(text):
