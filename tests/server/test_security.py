@@ -235,12 +235,20 @@ def test_audit_log_records_who_what_patient_and_outcome_but_logs_do_not(server, 
         assert _ask(server, token, ids[NAME_B], question).status_code == 403
     finally:
         logging.getLogger("fhirqa").removeHandler(handler)
-    events = [json.loads(line) for line in server.config.audit_path.read_text().splitlines()[before:]]
-    asks = [e for e in events if e["subtype"][0]["code"] == "ask"]
     # Picked by content, not position: the previous test's streamed 413 request may be audited in between.
     digest = hashlib.sha256(question.encode()).hexdigest()
-    (ok,) = [e for e in asks if any(d.get("valueString") == digest for x in e["entity"] for d in x.get("detail", []))]
-    (refused,) = [e for e in asks if {"reference": f"Patient/{ids[NAME_B]}"} in [x.get("what") for x in e["entity"]]]
+    # The server writes a request's AuditEvent once the request is over, which may be just after the client has read
+    # the response: wait (briefly) for both events rather than racing the server.
+    deadline = time.monotonic() + 10
+    while True:
+        events = [json.loads(line) for line in server.config.audit_path.read_text().splitlines()[before:]]
+        asks = [e for e in events if e["subtype"][0]["code"] == "ask"]
+        oks = [e for e in asks if any(d.get("valueString") == digest for x in e["entity"] for d in x.get("detail", []))]
+        refusals = [e for e in asks if {"reference": f"Patient/{ids[NAME_B]}"} in [x.get("what") for x in e["entity"]]]
+        if (oks and refusals) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    (ok,), (refused,) = oks, refusals
     assert ok["outcome"] == "0" and refused["outcome"] == "4" and refused["outcomeDesc"] == "HTTP 403"
     assert ok["agent"][0]["who"]["identifier"] == {"system": "https://ehr.test", "value": "dr-who"}
     assert {"reference": f"Patient/{ids[NAME_A]}"} in [e.get("what") for e in ok["entity"]]
